@@ -1,0 +1,266 @@
+//! The configuration file (TOML): regions with their address pools and capabilities, the catalog
+//! of types and images, limits, timings and the network mode. Every field has a built-in default,
+//! so an empty file (or none) gives a working cloud.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub network: NetworkConfig,
+    pub regions: Vec<RegionConfig>,
+    pub types: Vec<TypeConfig>,
+    pub images: Vec<ImageConfig>,
+    pub limits: Limits,
+    pub runtime: RuntimeConfig,
+    pub dns: DnsConfig,
+    pub dataplane: DataplaneConfig,
+}
+
+/// How the data plane reaches addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkMode {
+    /// Every address is on this host: balancers bind loopback addresses, a back end
+    /// `192.168.X.Y` is dialed at `127.168.X.Y`, nothing outside 127.0.0.0/8 is ever dialed.
+    Loopback,
+    /// Bind and dial real addresses (real deployments only).
+    Direct,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkConfig {
+    pub mode: NetworkMode,
+    /// Private IPv4 addresses of instances come from here.
+    pub private_ipv4: String,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig { mode: NetworkMode::Loopback, private_ipv4: "192.168.128.0/17".into() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionConfig {
+    pub id: String,
+    pub label: String,
+    pub country: String,
+    pub capabilities: Vec<String>,
+    /// Public IPv4 pool; in loopback mode a block of 127.0.0.0/8 outside 127.168.0.0/16.
+    pub public_ipv4: String,
+    /// Prefix length of the public subnets carved out of the pool (gateway is their first host).
+    #[serde(default = "default_public_prefix")]
+    pub public_prefix: u8,
+    /// The region's IPv6 pool (a /64), from which SLAAC addresses come.
+    pub ipv6_pool: String,
+    /// The block from which /56 and /64 IPv6 ranges are routed to instances.
+    pub ipv6_ranges: String,
+    #[serde(default = "default_resolver4")]
+    pub resolver_ipv4: String,
+    #[serde(default = "default_resolver6")]
+    pub resolver_ipv6: String,
+}
+
+fn default_public_prefix() -> u8 {
+    24
+}
+fn default_resolver4() -> String {
+    "127.0.0.53".into()
+}
+fn default_resolver6() -> String {
+    "2001:db8::53".into()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypeConfig {
+    pub id: String,
+    pub label: String,
+    pub class: String,
+    pub disk: i64,
+    pub memory: i64,
+    pub vcpus: i64,
+    #[serde(default)]
+    pub gpus: i64,
+    pub network_out: i64,
+    pub transfer: i64,
+    pub hourly: f64,
+    pub monthly: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageConfig {
+    pub id: String,
+    pub label: String,
+    pub vendor: String,
+    pub size: i64,
+    #[serde(default)]
+    pub deprecated: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Requests allowed per token in each window; 0 turns rate limiting off.
+    pub rate_limit_requests: u64,
+    pub rate_limit_window_secs: u64,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// How long events are kept visible, in days.
+    pub events_days: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { rate_limit_requests: 100_000, rate_limit_window_secs: 60, max_body_bytes: 1 << 20, events_days: 90 }
+    }
+}
+
+/// Timings of the simulated instance driver.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeConfig {
+    pub provision_ms: u64,
+    pub boot_ms: u64,
+    pub shutdown_ms: u64,
+    pub reboot_ms: u64,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig { provision_ms: 100, boot_ms: 100, shutdown_ms: 100, reboot_ms: 150 }
+    }
+}
+
+/// How forward DNS is checked before reverse DNS is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DnsConfig {
+    /// Static forward records: name -> addresses. Checked before any name server.
+    pub static_records: std::collections::BTreeMap<String, Vec<String>>,
+    /// Name servers (`ip:port`) to ask; empty means the system resolver, unless `offline`.
+    pub nameservers: Vec<String>,
+    /// Never ask any name server: only the static records resolve.
+    pub offline: bool,
+    /// Suffix of the default reverse name of public IPv4 addresses.
+    pub default_rdns_suffix: Option<String>,
+}
+
+/// Protective limits of the balancer data plane.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataplaneConfig {
+    pub client_idle_timeout_ms: u64,
+    pub backend_connect_timeout_ms: u64,
+    pub max_header_bytes: usize,
+    pub max_connections_per_listener: usize,
+    pub reconcile_interval_ms: u64,
+}
+
+impl Default for DataplaneConfig {
+    fn default() -> Self {
+        DataplaneConfig {
+            client_idle_timeout_ms: 60_000,
+            backend_connect_timeout_ms: 3_000,
+            max_header_bytes: 16 * 1024,
+            max_connections_per_listener: 10_000,
+            reconcile_interval_ms: 1_000,
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            network: NetworkConfig::default(),
+            regions: default_regions(),
+            types: default_types(),
+            images: default_images(),
+            limits: Limits::default(),
+            runtime: RuntimeConfig::default(),
+            dns: DnsConfig::default(),
+            dataplane: DataplaneConfig::default(),
+        }
+    }
+}
+
+fn all_caps() -> Vec<String> {
+    ["Linodes", "NodeBalancers", "Block Storage", "VPCs", "Cloud Firewall", "Vlans"]
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
+fn region(id: &str, label: &str, country: &str, n: u8, caps: Vec<String>) -> RegionConfig {
+    RegionConfig {
+        id: id.into(),
+        label: label.into(),
+        country: country.into(),
+        capabilities: caps,
+        public_ipv4: format!("127.{n}.0.0/16"),
+        public_prefix: 24,
+        ipv6_pool: format!("2001:db8:{n:x}::/64"),
+        ipv6_ranges: format!("2001:db8:{:x}00::/40", n),
+        resolver_ipv4: default_resolver4(),
+        resolver_ipv6: default_resolver6(),
+    }
+}
+
+pub fn default_regions() -> Vec<RegionConfig> {
+    vec![
+        region("us-east", "Newark, NJ", "us", 10, all_caps()),
+        region("us-west", "Fremont, CA", "us", 11, all_caps()),
+        region("eu-west", "London, UK", "gb", 12, all_caps()),
+        region(
+            "ap-south",
+            "Singapore, SG",
+            "sg",
+            13,
+            ["Linodes", "NodeBalancers", "Block Storage", "Cloud Firewall"].into_iter().map(String::from).collect(),
+        ),
+    ]
+}
+
+pub fn default_types() -> Vec<TypeConfig> {
+    let t = |id: &str, label: &str, class: &str, mem: i64, vcpus: i64, disk: i64, transfer: i64, monthly: f64| TypeConfig {
+        id: id.into(),
+        label: label.into(),
+        class: class.into(),
+        disk,
+        memory: mem,
+        vcpus,
+        gpus: 0,
+        network_out: 1000 * vcpus.min(4),
+        transfer,
+        hourly: (monthly / 730.0 * 1000.0).round() / 1000.0,
+        monthly,
+    };
+    vec![
+        t("g6-nanode-1", "Nanode 1GB", "nanode", 1024, 1, 25600, 1000, 5.0),
+        t("g6-standard-1", "Linode 2GB", "standard", 2048, 1, 51200, 2000, 12.0),
+        t("g6-standard-2", "Linode 4GB", "standard", 4096, 2, 81920, 4000, 24.0),
+        t("g6-standard-4", "Linode 8GB", "standard", 8192, 4, 163840, 5000, 48.0),
+        t("g6-dedicated-2", "Dedicated 4GB", "dedicated", 4096, 2, 81920, 4000, 36.0),
+        t("g7-highmem-1", "Linode 24GB", "highmem", 24576, 2, 20480, 5000, 60.0),
+    ]
+}
+
+pub fn default_images() -> Vec<ImageConfig> {
+    let i = |id: &str, label: &str, vendor: &str, size: i64| ImageConfig {
+        id: id.into(),
+        label: label.into(),
+        vendor: vendor.into(),
+        size,
+        deprecated: false,
+    };
+    vec![
+        i("linode/debian12", "Debian 12", "Debian", 1300),
+        i("linode/ubuntu24.04", "Ubuntu 24.04 LTS", "Ubuntu", 2500),
+        i("linode/alpine3.20", "Alpine 3.20", "Alpine", 300),
+        i("linode/rocky9", "Rocky Linux 9", "Rocky", 2000),
+    ]
+}

@@ -1,0 +1,20 @@
+//! nubis domain types: records, validated values, errors, the X-Filter language, scopes and grants.
+//!
+//! Everything here is plain data and pure functions: no IO. The other crates share these types, so
+//! one rule lives in one place.
+
+pub mod account;
+pub mod balancer;
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod event;
+pub mod filter;
+pub mod firewall;
+pub mod grants;
+pub mod scope;
+pub mod time;
+pub mod validate;
+
+pub use error::{Error, FieldError, Problems, Result};
+pub use time::Timestamp;
