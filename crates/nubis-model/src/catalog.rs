@@ -65,7 +65,8 @@ pub struct InstanceType {
     pub successor: Option<String>,
 }
 
-pub const TYPE_FILTERABLE: &[&str] = &["id", "label", "class", "disk", "memory", "vcpus", "gpus", "network_out", "transfer"];
+pub const TYPE_FILTERABLE: &[&str] =
+    &["id", "label", "class", "disk", "memory", "vcpus", "gpus", "network_out", "transfer"];
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Image {

@@ -226,19 +226,20 @@ pub fn default_regions() -> Vec<RegionConfig> {
 }
 
 pub fn default_types() -> Vec<TypeConfig> {
-    let t = |id: &str, label: &str, class: &str, mem: i64, vcpus: i64, disk: i64, transfer: i64, monthly: f64| TypeConfig {
-        id: id.into(),
-        label: label.into(),
-        class: class.into(),
-        disk,
-        memory: mem,
-        vcpus,
-        gpus: 0,
-        network_out: 1000 * vcpus.min(4),
-        transfer,
-        hourly: (monthly / 730.0 * 1000.0).round() / 1000.0,
-        monthly,
-    };
+    let t =
+        |id: &str, label: &str, class: &str, mem: i64, vcpus: i64, disk: i64, transfer: i64, monthly: f64| TypeConfig {
+            id: id.into(),
+            label: label.into(),
+            class: class.into(),
+            disk,
+            memory: mem,
+            vcpus,
+            gpus: 0,
+            network_out: 1000 * vcpus.min(4),
+            transfer,
+            hourly: (monthly / 730.0 * 1000.0).round() / 1000.0,
+            monthly,
+        };
     vec![
         t("g6-nanode-1", "Nanode 1GB", "nanode", 1024, 1, 25600, 1000, 5.0),
         t("g6-standard-1", "Linode 2GB", "standard", 2048, 1, 51200, 2000, 12.0),

@@ -52,6 +52,10 @@ pub struct NewEvent {
     pub username: Option<String>,
     pub status: &'static str,
     pub message: Option<String>,
+    /// The grant that lets a restricted user see this event (read_only or better on it).
+    pub visible_with: Option<(crate::grants::GrantKind, i64)>,
+    /// A user who always sees this event (the user it is about).
+    pub subject_user_id: Option<i64>,
 }
 
 impl EventEntity {
@@ -61,4 +65,5 @@ impl EventEntity {
 }
 
 /// Filterable fields of the events list.
-pub const EVENT_FILTERABLE: &[&str] = &["id", "action", "created", "entity.id", "entity.type", "read", "seen", "username", "status"];
+pub const EVENT_FILTERABLE: &[&str] =
+    &["id", "action", "created", "entity.id", "entity.type", "read", "seen", "username", "status"];

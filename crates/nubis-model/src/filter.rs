@@ -206,8 +206,7 @@ impl Parser<'_> {
                 if depth > MAX_DEPTH {
                     return Err(FilterError("X-Filter is nested too deeply".into()));
                 }
-                self.object(o, path, depth + 1)?
-                    .ok_or_else(|| FilterError(format!("Empty filter on '{path}'")))
+                self.object(o, path, depth + 1)?.ok_or_else(|| FilterError(format!("Empty filter on '{path}'")))
             }
             Value::Array(_) => Err(FilterError(format!("Filter value of '{path}' must not be an array"))),
             _ => {
@@ -218,11 +217,7 @@ impl Parser<'_> {
     }
 
     fn check_field(&self, path: &str) -> Result<(), FilterError> {
-        if self.filterable.contains(&path) {
-            Ok(())
-        } else {
-            Err(FilterError(format!("Cannot filter on '{path}'")))
-        }
+        if self.filterable.contains(&path) { Ok(()) } else { Err(FilterError(format!("Cannot filter on '{path}'"))) }
     }
 }
 

@@ -12,6 +12,7 @@ pub mod event;
 pub mod filter;
 pub mod firewall;
 pub mod grants;
+pub mod page;
 pub mod scope;
 pub mod time;
 pub mod validate;

@@ -16,9 +16,7 @@ impl Timestamp {
     pub fn parse(s: &str) -> Option<Self> {
         NaiveDateTime::parse_from_str(s, FORMAT)
             .ok()
-            .or_else(|| {
-                chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.naive_utc().with_nanosecond_zero())
-            })
+            .or_else(|| chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.naive_utc().with_nanosecond_zero()))
             .map(Timestamp)
     }
     pub fn minus_days(self, days: i64) -> Self {

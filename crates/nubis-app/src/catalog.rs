@@ -1,0 +1,212 @@
+//! The catalog of regions, instance types and images, built once from the configuration, and the
+//! checks of the configuration itself.
+
+use std::collections::HashSet;
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use nubis_model::catalog::{Addons, BackupsAddon, Image, InstanceType, Price, Region, Resolvers};
+use nubis_model::config::{Config, NetworkMode, RegionConfig};
+use nubis_model::{Error, Result, Timestamp};
+
+use crate::App;
+
+/// A region with its parsed address pools.
+#[derive(Debug, Clone)]
+pub struct RegionInfo {
+    pub view: Region,
+    pub public_ipv4: Ipv4Net,
+    pub public_prefix: u8,
+    pub ipv6_pool: Ipv6Net,
+    pub ipv6_ranges: Ipv6Net,
+}
+
+impl RegionInfo {
+    pub fn has(&self, capability: &str) -> bool {
+        self.view.capabilities.iter().any(|c| c == capability)
+    }
+}
+
+#[derive(Debug)]
+pub struct Catalog {
+    pub regions: Vec<RegionInfo>,
+    pub types: Vec<InstanceType>,
+    pub images: Vec<Image>,
+}
+
+fn loopback_private() -> Ipv4Net {
+    "127.168.0.0/16".parse().expect("valid network")
+}
+
+fn region(r: &RegionConfig, mode: NetworkMode) -> std::result::Result<RegionInfo, String> {
+    let public_ipv4: Ipv4Net =
+        r.public_ipv4.parse().map_err(|_| format!("region {}: public_ipv4 is not a CIDR", r.id))?;
+    if mode == NetworkMode::Loopback {
+        let lo: Ipv4Net = "127.0.0.0/8".parse().expect("valid network");
+        if !lo.contains(&public_ipv4) {
+            return Err(format!("region {}: in loopback mode public_ipv4 must be inside 127.0.0.0/8", r.id));
+        }
+        if IpNet::V4(public_ipv4).contains(&IpNet::V4(loopback_private()))
+            || IpNet::V4(loopback_private()).contains(&IpNet::V4(public_ipv4))
+        {
+            return Err(format!("region {}: public_ipv4 must not overlap 127.168.0.0/16", r.id));
+        }
+    }
+    if r.public_prefix < public_ipv4.prefix_len() || r.public_prefix > 30 {
+        return Err(format!("region {}: public_prefix must be between the pool's prefix and 30", r.id));
+    }
+    let ipv6_pool: Ipv6Net = r.ipv6_pool.parse().map_err(|_| format!("region {}: ipv6_pool is not a CIDR", r.id))?;
+    let ipv6_ranges: Ipv6Net =
+        r.ipv6_ranges.parse().map_err(|_| format!("region {}: ipv6_ranges is not a CIDR", r.id))?;
+    if ipv6_pool.prefix_len() != 64 {
+        return Err(format!("region {}: ipv6_pool must be a /64", r.id));
+    }
+    if ipv6_ranges.prefix_len() > 56 {
+        return Err(format!("region {}: ipv6_ranges must be /56 or larger", r.id));
+    }
+    Ok(RegionInfo {
+        view: Region {
+            id: r.id.clone(),
+            label: r.label.clone(),
+            country: r.country.clone(),
+            capabilities: r.capabilities.clone(),
+            status: "ok".into(),
+            resolvers: Resolvers { ipv4: r.resolver_ipv4.clone(), ipv6: r.resolver_ipv6.clone() },
+            site_type: "core".into(),
+        },
+        public_ipv4,
+        public_prefix: r.public_prefix,
+        ipv6_pool,
+        ipv6_ranges,
+    })
+}
+
+impl Catalog {
+    pub fn build(config: &Config) -> std::result::Result<Catalog, String> {
+        let mut ids = HashSet::new();
+        let mut regions = Vec::new();
+        for r in &config.regions {
+            if !ids.insert(r.id.clone()) {
+                return Err(format!("region {} is declared twice", r.id));
+            }
+            regions.push(region(r, config.network.mode)?);
+        }
+        for (i, a) in regions.iter().enumerate() {
+            for b in &regions[i + 1..] {
+                let (x, y) = (IpNet::V4(a.public_ipv4), IpNet::V4(b.public_ipv4));
+                if x.contains(&y) || y.contains(&x) {
+                    return Err(format!("regions {} and {} have overlapping public pools", a.view.id, b.view.id));
+                }
+            }
+        }
+        let private: Ipv4Net =
+            config.network.private_ipv4.parse().map_err(|_| "network.private_ipv4 is not a CIDR".to_string())?;
+        let _ = private;
+        let types = config
+            .types
+            .iter()
+            .map(|t| InstanceType {
+                id: t.id.clone(),
+                label: t.label.clone(),
+                class: t.class.clone(),
+                disk: t.disk,
+                memory: t.memory,
+                vcpus: t.vcpus,
+                gpus: t.gpus,
+                network_out: t.network_out,
+                transfer: t.transfer,
+                price: Price { hourly: t.hourly, monthly: t.monthly },
+                region_prices: Vec::new(),
+                addons: Addons {
+                    backups: BackupsAddon {
+                        price: Price { hourly: (t.hourly * 0.25 * 1000.0).round() / 1000.0, monthly: t.monthly * 0.25 },
+                        region_prices: Vec::new(),
+                    },
+                },
+                successor: None,
+            })
+            .collect();
+        let created = Timestamp::parse("2024-01-01T00:00:00").expect("valid timestamp");
+        let images = config
+            .images
+            .iter()
+            .map(|i| Image {
+                id: i.id.clone(),
+                label: i.label.clone(),
+                description: None,
+                created,
+                updated: created,
+                created_by: "linode".into(),
+                deprecated: i.deprecated,
+                is_public: true,
+                size: i.size,
+                kind: "manual".into(),
+                vendor: Some(i.vendor.clone()),
+                status: "available".into(),
+                expiry: None,
+                eol: None,
+                capabilities: vec!["cloud-init".into()],
+            })
+            .collect();
+        Ok(Catalog { regions, types, images })
+    }
+
+    pub fn region(&self, id: &str) -> Option<&RegionInfo> {
+        self.regions.iter().find(|r| r.view.id == id)
+    }
+    pub fn instance_type(&self, id: &str) -> Option<&InstanceType> {
+        self.types.iter().find(|t| t.id == id)
+    }
+    pub fn image(&self, id: &str) -> Option<&Image> {
+        self.images.iter().find(|i| i.id == id)
+    }
+}
+
+impl App {
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn region_list(&self) -> Vec<Region> {
+        self.catalog.regions.iter().map(|r| r.view.clone()).collect()
+    }
+    pub fn region_get(&self, id: &str) -> Result<Region> {
+        self.catalog.region(id).map(|r| r.view.clone()).ok_or(Error::NotFound)
+    }
+    pub fn type_list(&self) -> &[InstanceType] {
+        &self.catalog.types
+    }
+    pub fn type_get(&self, id: &str) -> Result<InstanceType> {
+        self.catalog.instance_type(id).cloned().ok_or(Error::NotFound)
+    }
+    pub fn image_list(&self) -> &[Image] {
+        &self.catalog.images
+    }
+    pub fn image_get(&self, id: &str) -> Result<Image> {
+        self.catalog.image(id).cloned().ok_or(Error::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_configuration_is_valid() {
+        let c = Catalog::build(&Config::default()).unwrap();
+        assert!(c.regions.len() >= 3);
+        assert!(c.region("us-east").unwrap().has("VPCs"));
+    }
+
+    #[test]
+    fn loopback_pools_must_avoid_the_private_mapping() {
+        let mut cfg = Config::default();
+        cfg.regions[0].public_ipv4 = "127.168.0.0/24".into();
+        assert!(Catalog::build(&cfg).is_err());
+        let mut cfg = Config::default();
+        cfg.regions[0].public_ipv4 = "198.51.100.0/24".into();
+        assert!(Catalog::build(&cfg).is_err());
+        let mut cfg = Config::default();
+        cfg.regions[1].public_ipv4 = cfg.regions[0].public_ipv4.clone();
+        assert!(Catalog::build(&cfg).is_err());
+    }
+}

@@ -1,0 +1,103 @@
+//! Events: how an operation describes the event it emits, and the events endpoints.
+
+use nubis_model::event::{Event, EventEntity, NewEvent};
+use nubis_model::filter::Filter;
+use nubis_model::grants::GrantKind;
+use nubis_model::page::{Page, PageRequest};
+use nubis_model::{Error, Result, Timestamp};
+use nubis_store::events::EventViewer;
+
+use crate::auth::{Actor, Op};
+use crate::{App, retry};
+
+/// Starts an event by `actor` about `entity`, finished, visible to unrestricted users only
+/// until [`EventBuilder::visible_with`] or [`EventBuilder::about_user`] widens it.
+pub(crate) fn event(actor: &Actor, action: &'static str, entity: EventEntity) -> EventBuilder {
+    EventBuilder(NewEvent {
+        account_id: actor.account_id,
+        action,
+        entity: Some(entity),
+        secondary: None,
+        username: Some(actor.username.clone()),
+        status: "finished",
+        message: None,
+        visible_with: None,
+        subject_user_id: None,
+    })
+}
+
+pub(crate) struct EventBuilder(NewEvent);
+
+impl EventBuilder {
+    pub fn secondary(mut self, e: EventEntity) -> Self {
+        self.0.secondary = Some(e);
+        self
+    }
+    /// Restricted users with a grant on this entity see the event.
+    pub fn visible_with(mut self, kind: GrantKind, id: i64) -> Self {
+        self.0.visible_with = Some((kind, id));
+        self
+    }
+    /// The user the event is about sees it.
+    pub fn about_user(mut self, user_id: i64) -> Self {
+        self.0.subject_user_id = Some(user_id);
+        self
+    }
+    pub fn status(mut self, status: &'static str) -> Self {
+        self.0.status = status;
+        self
+    }
+    pub fn message(mut self, m: impl Into<String>) -> Self {
+        self.0.message = Some(m.into());
+        self
+    }
+    pub fn build(self) -> NewEvent {
+        self.0
+    }
+}
+
+fn viewer(actor: &Actor) -> EventViewer {
+    EventViewer { account_id: actor.account_id, user_id: actor.user_id, restricted: actor.restricted }
+}
+
+impl App {
+    fn events_since(&self) -> Timestamp {
+        Timestamp::now().minus_days(self.config.limits.events_days)
+    }
+
+    pub async fn event_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Event>> {
+        self.authorize(actor, Op::EventList).await?;
+        let (data, results) =
+            self.store.events_page(&viewer(actor), self.events_since(), filter, page.page, page.page_size).await?;
+        Ok(Page::new(data, page, results))
+    }
+
+    pub async fn event_get(&self, actor: &Actor, id: i64) -> Result<Event> {
+        self.authorize(actor, Op::EventGet).await?;
+        self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)
+    }
+
+    /// Marks one event read by the caller.
+    pub async fn event_read(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.authorize(actor, Op::EventRead).await?;
+        self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
+        retry(|| async {
+            let mut tx = self.store.begin().await?;
+            tx.event_mark_read(actor.user_id, id).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// Marks every event up to and including `id` seen by the caller.
+    pub async fn event_seen(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.authorize(actor, Op::EventSeen).await?;
+        self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
+        retry(|| async {
+            let mut tx = self.store.begin().await?;
+            tx.user_mark_seen(actor.user_id, id).await?;
+            tx.commit().await
+        })
+        .await
+    }
+}

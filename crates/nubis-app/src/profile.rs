@@ -1,0 +1,115 @@
+//! The caller's own profile and grants.
+
+use nubis_model::account::{Profile, ProfilePrefs};
+use nubis_model::event::EventEntity;
+use nubis_model::grants::GrantsView;
+use nubis_model::validate::{is_email, len_between};
+use nubis_model::{Error, Problems, Result};
+use nubis_store::users::UserChanges;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::{App, retry};
+
+/// `PUT /v4/profile`. Read-only fields of the profile are accepted and ignored.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ProfileUpdate {
+    pub email: Option<String>,
+    pub timezone: Option<String>,
+    pub email_notifications: Option<bool>,
+    pub ip_whitelist_enabled: Option<bool>,
+    pub lish_auth_method: Option<String>,
+    #[serde(default, deserialize_with = "nubis_model::grants::present")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub authorized_keys: Option<Option<Vec<String>>>,
+}
+
+fn validate(u: &ProfileUpdate) -> Result<()> {
+    let mut p = Problems::new();
+    if let Some(e) = &u.email {
+        p.check(is_email(e), "email", "Must be a valid e-mail address of at most 128 characters");
+    }
+    if let Some(tz) = &u.timezone {
+        p.check(
+            len_between(tz, 1, 64) && tz.chars().all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c)),
+            "timezone",
+            "Must be a time zone name such as US/Eastern",
+        );
+    }
+    if let Some(m) = &u.lish_auth_method {
+        p.check(
+            ["password_keys", "keys_only", "disabled"].contains(&m.as_str()),
+            "lish_auth_method",
+            "Must be one of password_keys, keys_only, disabled",
+        );
+    }
+    if let Some(Some(keys)) = &u.authorized_keys {
+        for (i, k) in keys.iter().enumerate() {
+            p.check(len_between(k.trim(), 1, 8192), format!("authorized_keys[{i}]"), "Must be a public SSH key");
+        }
+    }
+    p.finish()
+}
+
+impl App {
+    async fn own_user(&self, actor: &Actor) -> Result<nubis_model::account::User> {
+        let users = self.store.users_of_account(actor.account_id).await?;
+        users.iter().find(|u| u.id == actor.user_id).cloned().ok_or(Error::NotFound)
+    }
+
+    pub async fn profile_get(&self, actor: &Actor) -> Result<Profile> {
+        self.authorize(actor, Op::ProfileGet).await?;
+        Ok(Profile::of(&self.own_user(actor).await?))
+    }
+
+    pub async fn profile_update(&self, actor: &Actor, input: ProfileUpdate) -> Result<Profile> {
+        self.authorize(actor, Op::ProfileUpdate).await?;
+        validate(&input)?;
+        let input = &input;
+        retry(|| async move {
+            let user = self.own_user(actor).await?;
+            let mut prefs: ProfilePrefs = user.prefs.clone();
+            if let Some(t) = &input.timezone {
+                prefs.timezone = t.clone();
+            }
+            if let Some(v) = input.email_notifications {
+                prefs.email_notifications = v;
+            }
+            if let Some(v) = input.ip_whitelist_enabled {
+                prefs.ip_whitelist_enabled = v;
+            }
+            if let Some(m) = &input.lish_auth_method {
+                prefs.lish_auth_method = m.clone();
+            }
+            if let Some(k) = &input.authorized_keys {
+                prefs.authorized_keys = k.clone();
+            }
+            let mut tx = self.store.begin().await?;
+            let changes = UserChanges { email: input.email.as_deref(), prefs: Some(&prefs), ..Default::default() };
+            let updated = tx.user_update(user.id, &changes).await?;
+            let e = event(actor, "profile_update", EventEntity::new("profile", user.id, &user.username, "/v4/profile"))
+                .about_user(user.id)
+                .build();
+            tx.event_insert(&e).await?;
+            tx.commit().await?;
+            Ok(Profile::of(&updated))
+        })
+        .await
+    }
+
+    /// `GET /v4/profile/grants`: `None` for unrestricted users (they have no grants: everything
+    /// is allowed); otherwise the caller's grants, leaving out entities without access.
+    pub async fn profile_grants(&self, actor: &Actor) -> Result<Option<GrantsView>> {
+        self.authorize(actor, Op::ProfileGrants).await?;
+        if !actor.restricted {
+            return Ok(None);
+        }
+        let mut view = self.grants_view(actor.account_id, actor.user_id).await?;
+        for kind in nubis_model::grants::GrantKind::ALL {
+            view.kind_mut(kind).retain(|g| g.permissions.is_some());
+        }
+        Ok(Some(view))
+    }
+}

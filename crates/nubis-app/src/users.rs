@@ -1,0 +1,283 @@
+//! Users of the account and their grants (spec 2.6 and 4.8; unrestricted callers only).
+
+use std::sync::Arc;
+
+use nubis_model::account::{User, UserType};
+use nubis_model::event::EventEntity;
+use nubis_model::grants::{EntityGrant, GlobalGrants, GrantKind, GrantsUpdate, GrantsView};
+use nubis_model::validate::{is_email, is_username};
+use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::users::{NewUser, UserChanges};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::{App, retry};
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct UserCreate {
+    pub username: Option<String>,
+    pub email: Option<String>,
+    pub restricted: Option<bool>,
+    /// Read-only; a request for a `proxy` user is refused.
+    pub user_type: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct UserUpdate {
+    pub username: Option<String>,
+    pub email: Option<String>,
+    pub restricted: Option<bool>,
+}
+
+const USERNAME_RULE: &str = "Must be 3-32 characters: letters, digits, - and _, beginning and ending with a letter or digit, without two of - and _ in a row";
+const EMAIL_RULE: &str = "Must be a valid e-mail address of at most 128 characters";
+
+fn user_entity(u: &User) -> EventEntity {
+    EventEntity::new("user", u.id, &u.username, format!("/v4/account/users/{}", u.username))
+}
+
+impl App {
+    async fn account_user(&self, actor: &Actor, username: &str) -> Result<User> {
+        let users = self.store.users_of_account(actor.account_id).await?;
+        users.iter().find(|u| u.username == username).cloned().ok_or(Error::NotFound)
+    }
+
+    /// The type a new user of the actor's account gets.
+    async fn new_user_type(&self, account_id: i64) -> Result<UserType> {
+        let account = self.store.account_get(account_id).await?.ok_or(Error::NotFound)?;
+        if account.parent_id.is_some() {
+            return Ok(UserType::Child);
+        }
+        if !self.store.accounts_children(account_id).await?.is_empty() {
+            return Ok(UserType::Parent);
+        }
+        Ok(UserType::Default)
+    }
+
+    pub async fn user_list(&self, actor: &Actor) -> Result<Arc<Vec<User>>> {
+        self.authorize(actor, Op::UserList).await?;
+        self.store.users_of_account(actor.account_id).await
+    }
+
+    pub async fn user_get(&self, actor: &Actor, username: &str) -> Result<User> {
+        self.authorize(actor, Op::UserGet).await?;
+        self.account_user(actor, username).await
+    }
+
+    pub async fn user_create(&self, actor: &Actor, input: UserCreate) -> Result<User> {
+        self.authorize(actor, Op::UserCreate).await?;
+        let mut p = Problems::new();
+        match &input.username {
+            None => p.add("username", "Username is required"),
+            Some(u) => p.check(is_username(u), "username", USERNAME_RULE),
+        }
+        match &input.email {
+            None => p.add("email", "Email is required"),
+            Some(e) => p.check(is_email(e), "email", EMAIL_RULE),
+        }
+        if input.user_type.as_deref() == Some("proxy") {
+            p.add("user_type", "A proxy user cannot be created");
+        }
+        p.finish()?;
+        let username = input.username.as_deref().unwrap_or_default();
+        let email = input.email.as_deref().unwrap_or_default();
+        let restricted = input.restricted.unwrap_or(false);
+        let user_type = self.new_user_type(actor.account_id).await?;
+        let account = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        let user = retry(|| async {
+            let mut tx = self.store.begin().await?;
+            let u = tx
+                .user_insert(&NewUser {
+                    account_id: actor.account_id,
+                    username,
+                    email,
+                    restricted,
+                    user_type,
+                    is_owner: false,
+                    created: Timestamp::now(),
+                })
+                .await
+                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+            if user_type == UserType::Parent {
+                let g = GlobalGrants { child_account_access: Some(false), ..Default::default() };
+                tx.global_grants_set(u.id, &g).await?;
+            }
+            tx.event_insert(&event(actor, "user_create", user_entity(&u)).about_user(u.id).build()).await?;
+            tx.outbox_insert(
+                Some(actor.account_id),
+                email,
+                "Your new nubis user",
+                &format!(
+                    "Hello {username},\n\n{} created the user {username} for you on the nubis account {}.\n\
+                     To finish setting it up, create your password through your operator's sign-in page,\n\
+                     then create a personal access token to use the API.\n\n-- nubis\n",
+                    actor.username, account.euuid
+                ),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(u)
+        })
+        .await?;
+        self.kick_mailer();
+        Ok(user)
+    }
+
+    pub async fn user_update(&self, actor: &Actor, username: &str, input: UserUpdate) -> Result<User> {
+        self.authorize(actor, Op::UserUpdate).await?;
+        let target = self.account_user(actor, username).await?;
+        let mut p = Problems::new();
+        if let Some(u) = &input.username {
+            p.check(is_username(u), "username", USERNAME_RULE);
+        }
+        if let Some(e) = &input.email {
+            p.check(is_email(e), "email", EMAIL_RULE);
+        }
+        if target.is_proxy() {
+            if input.username.as_ref().is_some_and(|u| *u != target.username) {
+                p.add("username", "Only restricted can be changed on a proxy user");
+            }
+            if input.email.as_ref().is_some_and(|e| *e != target.email) {
+                p.add("email", "Only restricted can be changed on a proxy user");
+            }
+        }
+        if target.is_owner && input.restricted == Some(true) {
+            p.add("restricted", "The account owner cannot be restricted");
+        }
+        if actor.restricted && input.restricted == Some(false) && target.id == actor.user_id {
+            p.add("restricted", "A restricted user cannot make itself unrestricted");
+        }
+        p.finish()?;
+        let input = &input;
+        let target = &target;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let changes = UserChanges {
+                username: input.username.as_deref(),
+                email: input.email.as_deref(),
+                restricted: input.restricted,
+                prefs: None,
+            };
+            let u = tx
+                .user_update(target.id, &changes)
+                .await
+                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+            if input.restricted == Some(true) && !target.restricted {
+                // Becoming restricted starts with no grants at all.
+                tx.grants_clear_user(u.id).await?;
+            }
+            tx.event_insert(&event(actor, "user_update", user_entity(&u)).about_user(u.id).build()).await?;
+            tx.commit().await?;
+            Ok(u)
+        })
+        .await
+    }
+
+    /// Deletes a user: its tokens stop working at once and its grants are removed.
+    pub async fn user_delete(&self, actor: &Actor, username: &str) -> Result<()> {
+        self.authorize(actor, Op::UserDelete).await?;
+        let target = self.account_user(actor, username).await?;
+        if target.is_proxy() {
+            return Err(Error::Forbidden("A proxy user cannot be deleted".into()));
+        }
+        if target.is_owner {
+            return Err(Error::refused("The account owner cannot be deleted"));
+        }
+        let target = &target;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.user_delete(target.id).await?;
+            tx.event_insert(&event(actor, "user_delete", user_entity(target)).build()).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// The full grants structure of a user: every entity of the account with the user's
+    /// permission on it (null for none).
+    pub(crate) async fn grants_view(&self, account_id: i64, user_id: i64) -> Result<GrantsView> {
+        let grants = self.store.grants_of_user(user_id).await?;
+        let mut view = GrantsView { global: grants.global.clone(), ..Default::default() };
+        if view.global.child_account_access.is_none() && self.new_user_type(account_id).await? == UserType::Parent {
+            view.global.child_account_access = Some(false);
+        }
+        for kind in GrantKind::ALL {
+            let entities = self.store.grantable_entities(kind, account_id).await?;
+            *view.kind_mut(kind) = entities
+                .into_iter()
+                .map(|(id, label)| EntityGrant { id, permissions: grants.permission(kind, id), label })
+                .collect();
+        }
+        Ok(view)
+    }
+
+    /// `GET .../users/{username}/grants`: `None` when the user is unrestricted (no grants apply).
+    pub async fn user_grants_get(&self, actor: &Actor, username: &str) -> Result<Option<GrantsView>> {
+        self.authorize(actor, Op::UserGrantsGet).await?;
+        let target = self.account_user(actor, username).await?;
+        if target.id == actor.user_id {
+            return Err(Error::refused("Use GET /v4/profile/grants for your own grants"));
+        }
+        if !target.restricted {
+            return Ok(None);
+        }
+        self.grants_view(actor.account_id, target.id).await.map(Some)
+    }
+
+    /// `PUT .../users/{username}/grants`: entries given are set, everything omitted stays.
+    pub async fn user_grants_update(&self, actor: &Actor, username: &str, input: GrantsUpdate) -> Result<GrantsView> {
+        self.authorize(actor, Op::UserGrantsUpdate).await?;
+        let target = self.account_user(actor, username).await?;
+        if target.id == actor.user_id {
+            return Err(Error::refused("You cannot change your own grants"));
+        }
+        if !target.restricted {
+            return Err(Error::refused("Grants apply to restricted users only; this user is unrestricted"));
+        }
+        let mut p = Problems::new();
+        if target.is_proxy()
+            && let Some(g) = &input.global
+            && g.account_access.is_some()
+        {
+            p.add("global.account_access", "The account_access grant of a proxy user cannot be changed");
+        }
+        let parent = self.new_user_type(actor.account_id).await? == UserType::Parent;
+        if let Some(g) = &input.global
+            && matches!(g.child_account_access, Some(Some(_)))
+            && !parent
+        {
+            p.add("global.child_account_access", "Only users of a parent account have this grant");
+        }
+        for (kind, entries) in input.kinds() {
+            let ids: Vec<i64> =
+                self.store.grantable_entities(kind, actor.account_id).await?.into_iter().map(|(id, _)| id).collect();
+            for (i, e) in entries.iter().enumerate() {
+                p.check(
+                    ids.contains(&e.id),
+                    format!("{}[{i}].id", kind.name()),
+                    format!("No {} with this id on the account", kind.name()),
+                );
+            }
+        }
+        p.finish()?;
+        let (input, target) = (&input, &target);
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            if let Some(patch) = &input.global {
+                let mut g = self.store.grants_of_user(target.id).await?.global.clone();
+                patch.apply(&mut g);
+                tx.global_grants_set(target.id, &g).await?;
+            }
+            for (kind, entries) in input.kinds() {
+                for e in entries {
+                    tx.grant_set(target.id, kind, e.id, e.permissions).await?;
+                }
+            }
+            tx.commit().await
+        })
+        .await?;
+        self.grants_view(actor.account_id, target.id).await
+    }
+}

@@ -1,0 +1,94 @@
+//! Accounts (tenants).
+
+use nubis_model::Result;
+use nubis_model::account::Account;
+use sqlx::any::AnyRow;
+
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx, db};
+
+const COLS: &str = "id, euuid, parent_id, company, email, first_name, last_name, created";
+
+fn account(r: &AnyRow) -> Result<Account> {
+    Ok(Account {
+        id: r.i64("id")?,
+        euuid: r.str("euuid")?,
+        parent_id: r.opt_i64("parent_id")?,
+        company: r.str("company")?,
+        email: r.str("email")?,
+        first_name: r.str("first_name")?,
+        last_name: r.str("last_name")?,
+        active_since: r.ts("created")?,
+    })
+}
+
+/// A new account.
+pub struct NewAccount<'a> {
+    pub euuid: &'a str,
+    pub parent_id: Option<i64>,
+    pub company: &'a str,
+    pub email: &'a str,
+    pub created: nubis_model::Timestamp,
+}
+
+impl Tx<'_> {
+    pub async fn account_insert(&mut self, a: &NewAccount<'_>) -> Result<Account> {
+        let sql = format!(
+            "INSERT INTO accounts (euuid, parent_id, company, email, created) VALUES ($1, $2, $3, $4, $5) RETURNING {COLS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(a.euuid)
+            .bind(a.parent_id)
+            .bind(a.company)
+            .bind(a.email)
+            .bind(a.created.to_string())
+            .fetch_one(self.conn())
+            .await
+            .map_err(db)?;
+        account(&row)
+    }
+
+    /// True when no account exists yet (first start).
+    pub async fn accounts_empty(&mut self) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts").fetch_one(self.conn()).await.map_err(db)?;
+        Ok(n == 0)
+    }
+}
+
+impl Store {
+    pub async fn account_get(&self, id: i64) -> Result<Option<Account>> {
+        let found = self
+            .cached(CacheKey::Account(id), || async move {
+                let sql = format!("SELECT {COLS} FROM accounts WHERE id = $1");
+                let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(id)
+                    .fetch_optional(self.read_pool())
+                    .await
+                    .map_err(db)?;
+                row.as_ref().map(account).transpose()
+            })
+            .await?;
+        Ok(Option::clone(&found))
+    }
+
+    pub async fn account_by_euuid(&self, euuid: &str) -> Result<Option<Account>> {
+        let sql = format!("SELECT {COLS} FROM accounts WHERE euuid = $1");
+        let row =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(euuid).fetch_optional(self.read_pool()).await.map_err(db)?;
+        row.as_ref().map(account).transpose()
+    }
+
+    pub async fn accounts_all(&self) -> Result<Vec<Account>> {
+        let sql = format!("SELECT {COLS} FROM accounts ORDER BY id");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(self.read_pool()).await.map_err(db)?;
+        rows.iter().map(account).collect()
+    }
+
+    /// Child accounts of a parent account.
+    pub async fn accounts_children(&self, parent_id: i64) -> Result<Vec<Account>> {
+        let sql = format!("SELECT {COLS} FROM accounts WHERE parent_id = $1 ORDER BY id");
+        let rows =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(parent_id).fetch_all(self.read_pool()).await.map_err(db)?;
+        rows.iter().map(account).collect()
+    }
+}

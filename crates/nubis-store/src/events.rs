@@ -1,0 +1,178 @@
+//! The event log: written inside the transaction of the change it records, read page by page
+//! with the caller's visibility, X-Filter and read/seen marks.
+
+use nubis_model::event::{Event, EventEntity, NewEvent, SecondaryEntity};
+use nubis_model::filter::Filter;
+use nubis_model::{Result, Timestamp};
+use sqlx::any::AnyRow;
+
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx, db};
+
+/// Who is reading events: restricted users see only events about what they are granted and
+/// events about themselves.
+#[derive(Debug, Clone, Copy)]
+pub struct EventViewer {
+    pub account_id: i64,
+    pub user_id: i64,
+    pub restricted: bool,
+}
+
+const COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "e.id", kind: ColKind::Int },
+    Column { path: "action", expr: "e.action", kind: ColKind::Text },
+    Column { path: "created", expr: "e.created", kind: ColKind::Text },
+    Column { path: "entity.id", expr: "e.entity_id", kind: ColKind::Int },
+    Column { path: "entity.type", expr: "e.entity_type", kind: ColKind::Text },
+    Column { path: "username", expr: "e.username", kind: ColKind::Text },
+    Column { path: "status", expr: "e.status", kind: ColKind::Text },
+    Column {
+        path: "read",
+        expr: "EXISTS (SELECT 1 FROM event_reads r WHERE r.event_id = e.id AND r.user_id = e_viewer.id)",
+        kind: ColKind::Bool,
+    },
+    Column { path: "seen", expr: "(e.id <= e_viewer.events_seen_upto)", kind: ColKind::Bool },
+];
+
+const SELECT: &str = "SELECT e.id, e.action, e.created, e.entity_type, e.entity_id, e.entity_label, e.entity_url, \
+     e.secondary_type, e.secondary_id, e.secondary_label, e.secondary_url, e.status, e.username, e.message, \
+     EXISTS (SELECT 1 FROM event_reads r WHERE r.event_id = e.id AND r.user_id = e_viewer.id) AS is_read, \
+     CASE WHEN e.id <= e_viewer.events_seen_upto THEN 1 ELSE 0 END AS is_seen \
+     FROM events e JOIN users e_viewer ON e_viewer.id = ";
+
+fn event(r: &AnyRow) -> Result<Event> {
+    let entity = match (r.opt_str("entity_type")?, r.opt_i64("entity_id")?) {
+        (Some(kind), Some(id)) => Some(EventEntity {
+            id,
+            kind,
+            label: r.opt_str("entity_label")?.unwrap_or_default(),
+            url: r.opt_str("entity_url")?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    let secondary_entity = match (r.opt_str("secondary_type")?, r.opt_i64("secondary_id")?) {
+        (Some(kind), Some(id)) => Some(SecondaryEntity {
+            id: id.to_string(),
+            kind,
+            label: r.opt_str("secondary_label")?.unwrap_or_default(),
+            url: r.opt_str("secondary_url")?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    let status = r.str("status")?;
+    let finished = status == "finished" || status == "notification";
+    Ok(Event {
+        id: r.i64("id")?,
+        action: r.str("action")?,
+        created: r.ts("created")?,
+        duration: if finished { Some(0.0) } else { None },
+        entity,
+        secondary_entity,
+        percent_complete: if finished { Some(100) } else { None },
+        rate: None,
+        read: r.bool("is_read")?,
+        seen: r.bool("is_seen")?,
+        status,
+        time_remaining: None,
+        username: r.opt_str("username")?,
+        message: r.opt_str("message")?,
+    })
+}
+
+/// The WHERE clause shared by the list and the single-event read.
+fn scope(sql: &mut Sql, v: &EventViewer, since: Timestamp) {
+    sql.bind(Val::I64(v.user_id));
+    sql.push(" WHERE e.account_id = ").bind(Val::I64(v.account_id));
+    sql.push(" AND e.created >= ").bind(Val::Str(since.to_string()));
+    if v.restricted {
+        sql.push(" AND (e.subject_user_id = ").bind(Val::I64(v.user_id));
+        sql.push(
+            " OR (e.grant_kind IS NOT NULL AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = e_viewer.id \
+             AND g.kind = e.grant_kind AND g.entity_id = e.grant_id)))",
+        );
+    }
+}
+
+impl Tx<'_> {
+    pub async fn event_insert(&mut self, e: &NewEvent) -> Result<i64> {
+        let (gk, gi) = match e.visible_with {
+            Some((k, id)) => (Some(k.name()), Some(id)),
+            None => (None, None),
+        };
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
+             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
+             grant_kind, grant_id, subject_user_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
+        )
+        .bind(e.account_id)
+        .bind(e.action)
+        .bind(Timestamp::now().to_string())
+        .bind(e.entity.as_ref().map(|x| x.kind.clone()))
+        .bind(e.entity.as_ref().map(|x| x.id))
+        .bind(e.entity.as_ref().map(|x| x.label.clone()))
+        .bind(e.entity.as_ref().map(|x| x.url.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.kind.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.id))
+        .bind(e.secondary.as_ref().map(|x| x.label.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.url.clone()))
+        .bind(e.status)
+        .bind(e.username.clone())
+        .bind(e.message.clone())
+        .bind(gk)
+        .bind(gi)
+        .bind(e.subject_user_id)
+        .fetch_one(self.conn())
+        .await
+        .map_err(db)?;
+        Ok(id)
+    }
+
+    pub async fn event_mark_read(&mut self, user_id: i64, event_id: i64) -> Result<()> {
+        sqlx::query("INSERT INTO event_reads (user_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(user_id)
+            .bind(event_id)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// One page of the events the viewer may see, newest first unless the filter orders them.
+    pub async fn events_page(
+        &self,
+        viewer: &EventViewer,
+        since: Timestamp,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<Event>, u64)> {
+        let mut count = Sql::new("SELECT COUNT(*) FROM events e JOIN users e_viewer ON e_viewer.id = ");
+        scope(&mut count, viewer, since);
+        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+        let total = count.query_scalar_i64().fetch_one(self.read_pool()).await.map_err(db)?;
+
+        let mut sql = Sql::new(SELECT);
+        scope(&mut sql, viewer, since);
+        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_order(&mut sql, COLUMNS, filter, "e.id DESC")?;
+        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
+        sql.push(" OFFSET ")
+            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        let rows = sql.query().fetch_all(self.read_pool()).await.map_err(db)?;
+        let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
+        Ok((events, total.max(0) as u64))
+    }
+
+    /// One event, if the viewer may see it.
+    pub async fn event_get(&self, viewer: &EventViewer, since: Timestamp, id: i64) -> Result<Option<Event>> {
+        let mut sql = Sql::new(SELECT);
+        scope(&mut sql, viewer, since);
+        sql.push(" AND e.id = ").bind(Val::I64(id));
+        let row = sql.query().fetch_optional(self.read_pool()).await.map_err(db)?;
+        row.as_ref().map(event).transpose()
+    }
+}

@@ -1,0 +1,130 @@
+//! Grants of restricted users: the `global` object (kept as JSON on the user) and per-entity
+//! permissions. Also the one place that knows which table holds the entities of each grant kind.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use nubis_model::grants::{GlobalGrants, GrantKind, Permission, UserGrants};
+use nubis_model::{Error, Result};
+
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx, db};
+
+impl Tx<'_> {
+    /// Sets (or with `None` removes) one user's permission on one entity.
+    pub async fn grant_set(
+        &mut self,
+        user_id: i64,
+        kind: GrantKind,
+        entity_id: i64,
+        perm: Option<Permission>,
+    ) -> Result<()> {
+        sqlx::query("DELETE FROM grants WHERE user_id = $1 AND kind = $2 AND entity_id = $3")
+            .bind(user_id)
+            .bind(kind.name())
+            .bind(entity_id)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        if let Some(p) = perm {
+            sqlx::query("INSERT INTO grants (user_id, kind, entity_id, permission) VALUES ($1, $2, $3, $4)")
+                .bind(user_id)
+                .bind(kind.name())
+                .bind(entity_id)
+                .bind(p.name())
+                .execute(self.conn())
+                .await
+                .map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// Removes every grant on an entity (when the entity is deleted).
+    pub async fn grants_delete_entity(&mut self, kind: GrantKind, entity_id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM grants WHERE kind = $1 AND entity_id = $2")
+            .bind(kind.name())
+            .bind(entity_id)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    pub async fn global_grants_set(&mut self, user_id: i64, g: &GlobalGrants) -> Result<()> {
+        let json = serde_json::to_string(g).map_err(Error::internal)?;
+        sqlx::query("UPDATE users SET global_grants = $2 WHERE id = $1")
+            .bind(user_id)
+            .bind(json)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Drops every grant of a user (global and per entity).
+    pub async fn grants_clear_user(&mut self, user_id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM grants WHERE user_id = $1").bind(user_id).execute(self.conn()).await.map_err(db)?;
+        sqlx::query("UPDATE users SET global_grants = '{}' WHERE id = $1")
+            .bind(user_id)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The grants of one user.
+    pub async fn grants_of_user(&self, user_id: i64) -> Result<Arc<UserGrants>> {
+        self.cached(CacheKey::Grants(user_id), || async move {
+            let global: Option<String> = sqlx::query_scalar("SELECT global_grants FROM users WHERE id = $1")
+                .bind(user_id)
+                .fetch_optional(self.read_pool())
+                .await
+                .map_err(db)?;
+            let global: GlobalGrants = global.and_then(|g| serde_json::from_str(&g).ok()).unwrap_or_default();
+            let rows = sqlx::query("SELECT kind, entity_id, permission FROM grants WHERE user_id = $1")
+                .bind(user_id)
+                .fetch_all(self.read_pool())
+                .await
+                .map_err(db)?;
+            let mut entities = HashMap::new();
+            for r in rows {
+                if let (Some(k), Some(p)) =
+                    (GrantKind::parse(&r.str("kind")?), Permission::parse(&r.str("permission")?))
+                {
+                    entities.insert((k, r.i64("entity_id")?), p);
+                }
+            }
+            Ok(UserGrants { global, entities })
+        })
+        .await
+    }
+
+    /// The entities of one grant kind in an account, as `(id, label)` in id order.
+    pub async fn grantable_entities(&self, kind: GrantKind, account_id: i64) -> Result<Vec<(i64, String)>> {
+        let sql = match entity_table(kind) {
+            Some(table) => format!("SELECT id, label FROM {table} WHERE account_id = $1 ORDER BY id"),
+            None => return Ok(Vec::new()),
+        };
+        let rows =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id).fetch_all(self.read_pool()).await.map_err(db)?;
+        rows.iter().map(|r| Ok((r.i64("id")?, r.str("label")?))).collect()
+    }
+}
+
+/// The table that holds the entities of a grant kind, for kinds this cloud serves.
+fn entity_table(kind: GrantKind) -> Option<&'static str> {
+    match kind {
+        GrantKind::Database
+        | GrantKind::Domain
+        | GrantKind::Image
+        | GrantKind::Longview
+        | GrantKind::Stackscript
+        | GrantKind::Volume
+        | GrantKind::Instance
+        | GrantKind::Vpc
+        | GrantKind::Nodebalancer
+        | GrantKind::Firewall => None,
+    }
+}

@@ -1,0 +1,115 @@
+//! Personal access tokens, stored by the SHA-256 hash of their secret, and the credential
+//! lookup that authenticates every request.
+
+use std::sync::Arc;
+
+use nubis_model::account::{Credential, Token, UserType};
+use nubis_model::{Result, Timestamp};
+use sqlx::any::AnyRow;
+
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx, db};
+
+const COLS: &str = "id, user_id, label, scopes, created, expiry";
+
+fn token(r: &AnyRow) -> Result<Token> {
+    Ok(Token {
+        id: r.i64("id")?,
+        user_id: r.i64("user_id")?,
+        label: r.str("label")?,
+        scopes: r.str("scopes")?,
+        created: r.ts("created")?,
+        expiry: r.opt_ts("expiry")?,
+        token: None,
+    })
+}
+
+pub struct NewToken<'a> {
+    pub user_id: i64,
+    pub label: &'a str,
+    pub scopes: &'a str,
+    /// Hex SHA-256 of the secret.
+    pub secret_hash: &'a str,
+    /// `pat` (personal access token) or `proxy` (child-account proxy token).
+    pub kind: &'a str,
+    pub created: Timestamp,
+    pub expiry: Option<Timestamp>,
+}
+
+impl Tx<'_> {
+    pub async fn token_insert(&mut self, t: &NewToken<'_>) -> Result<Token> {
+        let sql = format!(
+            "INSERT INTO tokens (user_id, label, scopes, secret_hash, kind, created, expiry) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(t.user_id)
+            .bind(t.label)
+            .bind(t.scopes)
+            .bind(t.secret_hash)
+            .bind(t.kind)
+            .bind(t.created.to_string())
+            .bind(t.expiry.map(|e| e.to_string()))
+            .fetch_one(self.conn())
+            .await
+            .map_err(db)?;
+        token(&row)
+    }
+
+    pub async fn token_update_label(&mut self, id: i64, label: &str) -> Result<Token> {
+        let sql = format!("UPDATE tokens SET label = $2 WHERE id = $1 RETURNING {COLS}");
+        let row =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(label).fetch_one(self.conn()).await.map_err(db)?;
+        token(&row)
+    }
+
+    pub async fn token_delete(&mut self, id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM tokens WHERE id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The personal access tokens of a user, in id order.
+    pub async fn tokens_of_user(&self, user_id: i64) -> Result<Arc<Vec<Token>>> {
+        self.cached(CacheKey::Tokens(user_id), || async move {
+            let sql = format!("SELECT {COLS} FROM tokens WHERE user_id = $1 AND kind = 'pat' ORDER BY id");
+            let rows =
+                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(user_id).fetch_all(self.read_pool()).await.map_err(db)?;
+            rows.iter().map(token).collect()
+        })
+        .await
+    }
+
+    /// The credential behind a secret's hash, if a token with that hash exists.
+    pub async fn credential(&self, hash: [u8; 32]) -> Result<Arc<Option<Credential>>> {
+        self.cached(CacheKey::Credential(hash), || async move {
+            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+            let row = sqlx::query(
+                "SELECT t.id AS token_id, t.scopes, t.expiry, u.id AS user_id, u.username, u.restricted, \
+                 u.user_type, u.account_id, a.parent_id \
+                 FROM tokens t JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id \
+                 WHERE t.secret_hash = $1",
+            )
+            .bind(hex)
+            .fetch_optional(self.read_pool())
+            .await
+            .map_err(db)?;
+            row.map(|r| {
+                Ok(Credential {
+                    token_id: r.i64("token_id")?,
+                    scopes: r.str("scopes")?,
+                    expiry: r.opt_ts("expiry")?,
+                    user_id: r.i64("user_id")?,
+                    username: r.str("username")?,
+                    restricted: r.bool("restricted")?,
+                    user_type: UserType::parse(&r.str("user_type")?),
+                    account_id: r.i64("account_id")?,
+                    account_parent_id: r.opt_i64("parent_id")?,
+                })
+            })
+            .transpose()
+        })
+        .await
+    }
+}

@@ -1,0 +1,155 @@
+//! Users of accounts, with their profile settings and the per-user event marks.
+
+use std::sync::Arc;
+
+use nubis_model::account::{ProfilePrefs, User, UserType};
+use nubis_model::{Result, Timestamp};
+use sqlx::any::AnyRow;
+
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx, db};
+
+const COLS: &str = "id, account_id, username, email, restricted, user_type, is_owner, prefs, created";
+
+fn user(r: &AnyRow) -> Result<User> {
+    let prefs: ProfilePrefs = serde_json::from_str(&r.str("prefs")?).unwrap_or_default();
+    Ok(User {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        username: r.str("username")?,
+        email: r.str("email")?,
+        restricted: r.bool("restricted")?,
+        user_type: UserType::parse(&r.str("user_type")?),
+        ssh_keys: Vec::new(),
+        tfa_enabled: false,
+        verified_phone_number: None,
+        password_created: None,
+        last_login: None,
+        is_owner: r.bool("is_owner")?,
+        prefs,
+        created: r.ts("created")?,
+    })
+}
+
+pub struct NewUser<'a> {
+    pub account_id: i64,
+    pub username: &'a str,
+    pub email: &'a str,
+    pub restricted: bool,
+    pub user_type: UserType,
+    pub is_owner: bool,
+    pub created: Timestamp,
+}
+
+/// The changeable fields of a user; `None` leaves a field as it is.
+#[derive(Default)]
+pub struct UserChanges<'a> {
+    pub username: Option<&'a str>,
+    pub email: Option<&'a str>,
+    pub restricted: Option<bool>,
+    pub prefs: Option<&'a ProfilePrefs>,
+}
+
+impl Tx<'_> {
+    pub async fn user_insert(&mut self, u: &NewUser<'_>) -> Result<User> {
+        let prefs = serde_json::to_string(&ProfilePrefs::default()).map_err(nubis_model::Error::internal)?;
+        let sql = format!(
+            "INSERT INTO users (account_id, username, email, restricted, user_type, is_owner, prefs, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(u.account_id)
+            .bind(u.username)
+            .bind(u.email)
+            .bind(u.restricted)
+            .bind(u.user_type.name())
+            .bind(u.is_owner)
+            .bind(prefs)
+            .bind(u.created.to_string())
+            .fetch_one(self.conn())
+            .await
+            .map_err(db)?;
+        user(&row)
+    }
+
+    pub async fn user_update(&mut self, id: i64, c: &UserChanges<'_>) -> Result<User> {
+        let prefs = c.prefs.map(serde_json::to_string).transpose().map_err(nubis_model::Error::internal)?;
+        let sql = format!(
+            "UPDATE users SET username = COALESCE($2, username), email = COALESCE($3, email), \
+             restricted = COALESCE($4, restricted), prefs = COALESCE($5, prefs) WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(c.username)
+            .bind(c.email)
+            .bind(c.restricted)
+            .bind(prefs)
+            .fetch_one(self.conn())
+            .await
+            .map_err(db)?;
+        user(&row)
+    }
+
+    /// Deletes a user; its tokens, grants and event marks go with it (foreign keys cascade).
+    pub async fn user_delete(&mut self, id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM tokens WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        sqlx::query("DELETE FROM grants WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        sqlx::query("DELETE FROM event_reads WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        sqlx::query("DELETE FROM users WHERE id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        Ok(())
+    }
+
+    /// Marks every event up to and including `event_id` as seen by the user.
+    pub async fn user_mark_seen(&mut self, user_id: i64, event_id: i64) -> Result<()> {
+        sqlx::query("UPDATE users SET events_seen_upto = $2 WHERE id = $1 AND events_seen_upto < $2")
+            .bind(user_id)
+            .bind(event_id)
+            .execute(self.conn())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The users of an account, in id order.
+    pub async fn users_of_account(&self, account_id: i64) -> Result<Arc<Vec<User>>> {
+        self.cached(CacheKey::Users(account_id), || async move {
+            let sql = format!("SELECT {COLS} FROM users WHERE account_id = $1 ORDER BY id");
+            let rows =
+                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id).fetch_all(self.read_pool()).await.map_err(db)?;
+            rows.iter().map(user).collect()
+        })
+        .await
+    }
+
+    pub async fn user_by_id(&self, id: i64) -> Result<Option<User>> {
+        let sql = format!("SELECT {COLS} FROM users WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(self.read_pool()).await.map_err(db)?;
+        row.as_ref().map(user).transpose()
+    }
+
+    /// Every user of every account (operators' listing).
+    pub async fn users_all(&self) -> Result<Vec<User>> {
+        let sql = format!("SELECT {COLS} FROM users ORDER BY id");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(self.read_pool()).await.map_err(db)?;
+        rows.iter().map(user).collect()
+    }
+
+    pub async fn user_by_username(&self, username: &str) -> Result<Option<User>> {
+        let sql = format!("SELECT {COLS} FROM users WHERE username = $1");
+        let row =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(username).fetch_optional(self.read_pool()).await.map_err(db)?;
+        row.as_ref().map(user).transpose()
+    }
+
+    /// The id of the last event the user has seen.
+    pub async fn user_seen_upto(&self, user_id: i64) -> Result<i64> {
+        let v: Option<i64> = sqlx::query_scalar("SELECT events_seen_upto FROM users WHERE id = $1")
+            .bind(user_id)
+            .fetch_optional(self.read_pool())
+            .await
+            .map_err(db)?;
+        Ok(v.unwrap_or(0))
+    }
+}
