@@ -39,14 +39,9 @@ pub enum CidrError {
 impl fmt::Display for CidrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CidrError::NotCidr => {
-                f.write_str("Must be an IPv4 network in CIDR notation, such as 10.0.0.0/24")
-            }
+            CidrError::NotCidr => f.write_str("Must be an IPv4 network in CIDR notation, such as 10.0.0.0/24"),
             CidrError::NotCanonical { canonical } => {
-                write!(
-                    f,
-                    "Must be in canonical form (no host bits set): {canonical}"
-                )
+                write!(f, "Must be in canonical form (no host bits set): {canonical}")
             }
         }
     }
@@ -72,9 +67,7 @@ pub fn parse_ipv4_cidr(s: &str) -> Result<Ipv4Net, CidrError> {
     };
     let net = Ipv4Net::new(ip, len).map_err(|_| CidrError::NotCidr)?;
     if net.trunc() != net {
-        return Err(CidrError::NotCanonical {
-            canonical: net.trunc(),
-        });
+        return Err(CidrError::NotCanonical { canonical: net.trunc() });
     }
     Ok(net)
 }
@@ -109,16 +102,12 @@ pub fn first_overlap<I: IntoIterator<Item = Ipv4Net>>(net: Ipv4Net, others: I) -
 
 /// `255.255.255.0` for 24; `None` above 32.
 pub fn subnet_mask_v4(prefix: u8) -> Option<Ipv4Addr> {
-    Ipv4Net::new(Ipv4Addr::UNSPECIFIED, prefix)
-        .ok()
-        .map(|n| n.netmask())
+    Ipv4Net::new(Ipv4Addr::UNSPECIFIED, prefix).ok().map(|n| n.netmask())
 }
 
 /// `ffff:ffff:ffff:ffff::` for 64; `None` above 128.
 pub fn subnet_mask_v6(prefix: u8) -> Option<Ipv6Addr> {
-    Ipv6Net::new(Ipv6Addr::UNSPECIFIED, prefix)
-        .ok()
-        .map(|n| n.netmask())
+    Ipv6Net::new(Ipv6Addr::UNSPECIFIED, prefix).ok().map(|n| n.netmask())
 }
 
 /// Prefix lengths allowed for VPC subnets (spec 8).
@@ -144,9 +133,9 @@ impl fmt::Display for SubnetError {
         match self {
             SubnetError::Cidr(e) => e.fmt(f),
             SubnetError::Prefix(p) => write!(f, "Prefix length must be between 1 and 29, not {p}"),
-            SubnetError::NotRfc1918 => f.write_str(
-                "Must be in private address space (RFC 1918): 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",
-            ),
+            SubnetError::NotRfc1918 => {
+                f.write_str("Must be in private address space (RFC 1918): 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
+            }
             SubnetError::OverlapsReserved => f.write_str("Must not overlap 192.168.128.0/17"),
         }
     }
@@ -186,27 +175,16 @@ mod tests {
         assert_eq!(v4_to_u32(Ipv4Addr::new(10, 0, 0, 1)), 0x0a00_0001);
         assert_eq!(u32_to_v4(0xffff_ffff), Ipv4Addr::BROADCAST);
         assert_eq!(v6_to_u128("::1".parse().unwrap()), 1);
-        assert_eq!(
-            u128_to_v6(0x2001_0db8 << 96),
-            "2001:db8::".parse::<Ipv6Addr>().unwrap()
-        );
+        assert_eq!(u128_to_v6(0x2001_0db8 << 96), "2001:db8::".parse::<Ipv6Addr>().unwrap());
     }
 
     #[test]
     fn cidr_canonical_and_not_cidr_are_told_apart() {
         assert_eq!(parse_ipv4_cidr("10.0.0.0/24"), Ok(net("10.0.0.0/24")));
-        assert_eq!(
-            parse_ipv4_cidr("10.0.0.1/24"),
-            Err(CidrError::NotCanonical {
-                canonical: net("10.0.0.0/24")
-            })
-        );
+        assert_eq!(parse_ipv4_cidr("10.0.0.1/24"), Err(CidrError::NotCanonical { canonical: net("10.0.0.0/24") }));
         assert_eq!(parse_ipv4_cidr("10.0.0.1/32"), Ok(net("10.0.0.1/32")));
         assert_eq!(parse_ipv4_cidr("0.0.0.0/0"), Ok(net("0.0.0.0/0")));
-        assert!(matches!(
-            parse_ipv4_cidr("1.0.0.0/0"),
-            Err(CidrError::NotCanonical { .. })
-        ));
+        assert!(matches!(parse_ipv4_cidr("1.0.0.0/0"), Err(CidrError::NotCanonical { .. })));
         for bad in [
             "10.0.0.0",
             "10.0.0.0/",
@@ -223,34 +201,15 @@ mod tests {
         ] {
             assert_eq!(parse_ipv4_cidr(bad), Err(CidrError::NotCidr), "{bad}");
         }
-        assert!(
-            CidrError::NotCanonical {
-                canonical: net("10.0.0.0/24")
-            }
-            .to_string()
-            .contains("10.0.0.0/24")
-        );
+        assert!(CidrError::NotCanonical { canonical: net("10.0.0.0/24") }.to_string().contains("10.0.0.0/24"));
     }
 
     #[test]
     fn rfc1918_means_entirely_inside() {
-        for ok in [
-            "10.0.0.0/8",
-            "10.1.2.0/24",
-            "172.16.0.0/12",
-            "172.31.255.248/29",
-            "192.168.0.0/16",
-        ] {
+        for ok in ["10.0.0.0/8", "10.1.2.0/24", "172.16.0.0/12", "172.31.255.248/29", "192.168.0.0/16"] {
             assert!(is_rfc1918(net(ok)), "{ok}");
         }
-        for bad in [
-            "10.0.0.0/7",
-            "172.16.0.0/11",
-            "172.32.0.0/16",
-            "192.168.0.0/15",
-            "8.8.8.0/24",
-            "0.0.0.0/0",
-        ] {
+        for bad in ["10.0.0.0/7", "172.16.0.0/11", "172.32.0.0/16", "192.168.0.0/15", "8.8.8.0/24", "0.0.0.0/0"] {
             assert!(!is_rfc1918(net(bad)), "{bad}");
         }
     }
@@ -262,10 +221,7 @@ mod tests {
         assert!(!overlaps(net("10.0.0.0/25"), net("10.0.0.128/25")));
         assert!(overlaps(net("0.0.0.0/0"), net("1.2.3.4/32")));
         assert_eq!(
-            first_overlap(
-                net("10.0.1.0/24"),
-                [net("10.0.0.0/24"), net("10.0.0.0/16"), net("10.0.1.0/24")]
-            ),
+            first_overlap(net("10.0.1.0/24"), [net("10.0.0.0/24"), net("10.0.0.0/16"), net("10.0.1.0/24")]),
             Some(net("10.0.0.0/16"))
         );
         assert_eq!(first_overlap(net("10.0.1.0/24"), []), None);
@@ -281,10 +237,7 @@ mod tests {
         assert_eq!(subnet_mask_v4(0), Some(Ipv4Addr::UNSPECIFIED));
         assert_eq!(subnet_mask_v4(32), Some(Ipv4Addr::BROADCAST));
         assert_eq!(subnet_mask_v4(33), None);
-        assert_eq!(
-            subnet_mask_v6(64),
-            Some("ffff:ffff:ffff:ffff::".parse().unwrap())
-        );
+        assert_eq!(subnet_mask_v6(64), Some("ffff:ffff:ffff:ffff::".parse().unwrap()));
         assert_eq!(subnet_mask_v6(129), None);
     }
 
@@ -293,50 +246,17 @@ mod tests {
         assert_eq!(validate_vpc_subnet("10.0.0.0/24"), Ok(net("10.0.0.0/24")));
         assert_eq!(validate_vpc_subnet("10.0.0.0/8"), Ok(net("10.0.0.0/8")));
         assert_eq!(validate_vpc_subnet("10.0.0.8/29"), Ok(net("10.0.0.8/29")));
-        assert_eq!(
-            validate_vpc_subnet("192.168.127.0/24"),
-            Ok(net("192.168.127.0/24"))
-        );
-        assert!(matches!(
-            validate_vpc_subnet("10.0.0.1/24"),
-            Err(SubnetError::Cidr(CidrError::NotCanonical { .. }))
-        ));
-        assert_eq!(
-            validate_vpc_subnet("nope"),
-            Err(SubnetError::Cidr(CidrError::NotCidr))
-        );
-        assert_eq!(
-            validate_vpc_subnet("10.0.0.0/30"),
-            Err(SubnetError::Prefix(30))
-        );
-        assert_eq!(
-            validate_vpc_subnet("10.0.0.0/32"),
-            Err(SubnetError::Prefix(32))
-        );
-        assert_eq!(
-            validate_vpc_subnet("0.0.0.0/0"),
-            Err(SubnetError::Prefix(0))
-        );
-        assert_eq!(
-            validate_vpc_subnet("128.0.0.0/1"),
-            Err(SubnetError::NotRfc1918)
-        );
-        assert_eq!(
-            validate_vpc_subnet("8.8.8.0/24"),
-            Err(SubnetError::NotRfc1918)
-        );
-        assert_eq!(
-            validate_vpc_subnet("192.168.128.0/24"),
-            Err(SubnetError::OverlapsReserved)
-        );
-        assert_eq!(
-            validate_vpc_subnet("192.168.0.0/16"),
-            Err(SubnetError::OverlapsReserved)
-        );
-        assert_eq!(
-            validate_vpc_subnet("192.168.255.248/29"),
-            Err(SubnetError::OverlapsReserved)
-        );
+        assert_eq!(validate_vpc_subnet("192.168.127.0/24"), Ok(net("192.168.127.0/24")));
+        assert!(matches!(validate_vpc_subnet("10.0.0.1/24"), Err(SubnetError::Cidr(CidrError::NotCanonical { .. }))));
+        assert_eq!(validate_vpc_subnet("nope"), Err(SubnetError::Cidr(CidrError::NotCidr)));
+        assert_eq!(validate_vpc_subnet("10.0.0.0/30"), Err(SubnetError::Prefix(30)));
+        assert_eq!(validate_vpc_subnet("10.0.0.0/32"), Err(SubnetError::Prefix(32)));
+        assert_eq!(validate_vpc_subnet("0.0.0.0/0"), Err(SubnetError::Prefix(0)));
+        assert_eq!(validate_vpc_subnet("128.0.0.0/1"), Err(SubnetError::NotRfc1918));
+        assert_eq!(validate_vpc_subnet("8.8.8.0/24"), Err(SubnetError::NotRfc1918));
+        assert_eq!(validate_vpc_subnet("192.168.128.0/24"), Err(SubnetError::OverlapsReserved));
+        assert_eq!(validate_vpc_subnet("192.168.0.0/16"), Err(SubnetError::OverlapsReserved));
+        assert_eq!(validate_vpc_subnet("192.168.255.248/29"), Err(SubnetError::OverlapsReserved));
     }
 
     proptest! {

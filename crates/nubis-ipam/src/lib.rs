@@ -17,14 +17,13 @@ pub mod pool;
 pub mod v6;
 
 pub use cidr::{
-    CidrError, SubnetError, first_overlap, is_rfc1918, overlaps, overlaps_v6, parse_ipv4_cidr,
-    subnet_mask_v4, subnet_mask_v6, u32_to_v4, u128_to_v6, v4_to_u32, v6_to_u128,
-    validate_vpc_subnet,
+    CidrError, SubnetError, first_overlap, is_rfc1918, overlaps, overlaps_v6, parse_ipv4_cidr, subnet_mask_v4,
+    subnet_mask_v6, u32_to_v4, u128_to_v6, v4_to_u32, v6_to_u128, validate_vpc_subnet,
 };
 pub use ipnet::{Ipv4Net, Ipv6Net};
 pub use loopback::{is_loopback, loopback_of_private, private_of_loopback, validate_public_pool};
 pub use pool::{Ipv4Pool, PRIVATE_POOL};
 pub use v6::{
-    MacAddr, RangeError, eui64_interface_id, first_free_range, link_local_address,
-    parse_ipv6_range, parse_ipv6_range_start, slaac_address,
+    MacAddr, RangeError, eui64_interface_id, first_free_range, link_local_address, parse_ipv6_range,
+    parse_ipv6_range_start, slaac_address,
 };

@@ -42,10 +42,7 @@ pub fn is_loopback(a: IpAddr) -> bool {
 /// [`crate::Ipv4Pool::public`].
 pub fn validate_public_pool(net: Ipv4Net) -> Result<(), String> {
     if net.trunc() != net {
-        return Err(format!(
-            "The pool must be written as its network address: {}",
-            net.trunc()
-        ));
+        return Err(format!("The pool must be written as its network address: {}", net.trunc()));
     }
     if overlaps(net, LOOPBACK_MAP) {
         return Err(format!(
@@ -53,9 +50,7 @@ pub fn validate_public_pool(net: Ipv4Net) -> Result<(), String> {
         ));
     }
     if overlaps(net, PRIVATE_POOL) {
-        return Err(format!(
-            "The pool {net} overlaps the private pool {PRIVATE_POOL}"
-        ));
+        return Err(format!("The pool {net} overlaps the private pool {PRIVATE_POOL}"));
     }
     Ok(())
 }
@@ -72,59 +67,28 @@ mod tests {
 
     #[test]
     fn private_to_loopback_and_back() {
-        assert_eq!(
-            loopback_of_private(ip("192.168.133.234")),
-            Some(ip("127.168.133.234"))
-        );
-        assert_eq!(
-            loopback_of_private(ip("192.168.0.0")),
-            Some(ip("127.168.0.0"))
-        );
-        assert_eq!(
-            loopback_of_private(ip("192.168.255.255")),
-            Some(ip("127.168.255.255"))
-        );
+        assert_eq!(loopback_of_private(ip("192.168.133.234")), Some(ip("127.168.133.234")));
+        assert_eq!(loopback_of_private(ip("192.168.0.0")), Some(ip("127.168.0.0")));
+        assert_eq!(loopback_of_private(ip("192.168.255.255")), Some(ip("127.168.255.255")));
         assert_eq!(loopback_of_private(ip("192.169.0.1")), None);
         assert_eq!(loopback_of_private(ip("10.0.0.1")), None);
-        assert_eq!(
-            private_of_loopback(ip("127.168.1.2")),
-            Some(ip("192.168.1.2"))
-        );
+        assert_eq!(private_of_loopback(ip("127.168.1.2")), Some(ip("192.168.1.2")));
         assert_eq!(private_of_loopback(ip("127.10.0.2")), None);
     }
 
     #[test]
     fn loopback_addresses() {
-        for ok in [
-            "127.0.0.1",
-            "127.168.1.2",
-            "127.255.255.255",
-            "::1",
-            "::ffff:127.10.0.2",
-        ] {
+        for ok in ["127.0.0.1", "127.168.1.2", "127.255.255.255", "::1", "::ffff:127.10.0.2"] {
             assert!(is_loopback(ok.parse().unwrap()), "{ok}");
         }
-        for bad in [
-            "128.0.0.1",
-            "192.168.1.2",
-            "::2",
-            "::ffff:10.0.0.1",
-            "2001:db8::1",
-            "0.0.0.0",
-        ] {
+        for bad in ["128.0.0.1", "192.168.1.2", "::2", "::ffff:10.0.0.1", "2001:db8::1", "0.0.0.0"] {
             assert!(!is_loopback(bad.parse().unwrap()), "{bad}");
         }
     }
 
     #[test]
     fn public_pools_stay_clear_of_reserved_space() {
-        for ok in [
-            "127.10.0.0/16",
-            "127.0.0.0/9",
-            "127.169.0.0/16",
-            "127.167.255.0/24",
-            "203.0.113.0/24",
-        ] {
+        for ok in ["127.10.0.0/16", "127.0.0.0/9", "127.169.0.0/16", "127.167.255.0/24", "203.0.113.0/24"] {
             assert_eq!(validate_public_pool(ok.parse().unwrap()), Ok(()), "{ok}");
         }
         for bad in [
@@ -138,11 +102,7 @@ mod tests {
         ] {
             assert!(validate_public_pool(bad.parse().unwrap()).is_err(), "{bad}");
         }
-        assert!(
-            validate_public_pool("127.10.0.1/16".parse().unwrap())
-                .unwrap_err()
-                .contains("127.10.0.0/16")
-        );
+        assert!(validate_public_pool("127.10.0.1/16".parse().unwrap()).unwrap_err().contains("127.10.0.0/16"));
     }
 
     proptest! {

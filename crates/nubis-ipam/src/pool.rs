@@ -42,30 +42,19 @@ impl Ipv4Pool {
                 net.prefix_len()
             ));
         }
-        Ok(Ipv4Pool {
-            net,
-            subnet_prefix,
-            gateways: true,
-        })
+        Ok(Ipv4Pool { net, subnet_prefix, gateways: true })
     }
 
     /// A private pool: one network, no gateway. Refused when `net` has host bits set or a
     /// prefix longer than 30.
     pub fn private(net: Ipv4Net) -> Result<Ipv4Pool, String> {
         if net.trunc() != net {
-            return Err(format!(
-                "The pool must be written as its network address: {}",
-                net.trunc()
-            ));
+            return Err(format!("The pool must be written as its network address: {}", net.trunc()));
         }
         if net.prefix_len() > 30 {
             return Err("The pool's prefix length must be at most 30".into());
         }
-        Ok(Ipv4Pool {
-            net,
-            subnet_prefix: net.prefix_len(),
-            gateways: false,
-        })
+        Ok(Ipv4Pool { net, subnet_prefix: net.prefix_len(), gateways: false })
     }
 
     pub fn net(&self) -> Ipv4Net {
@@ -83,19 +72,14 @@ impl Ipv4Pool {
 
     /// The subnet of the pool holding `a`, or `None` outside the pool.
     pub fn subnet_of(&self, a: Ipv4Addr) -> Option<Ipv4Net> {
-        self.contains(a).then(|| {
-            Ipv4Net::new(a, self.subnet_prefix)
-                .expect("prefix <= 30")
-                .trunc()
-        })
+        self.contains(a).then(|| Ipv4Net::new(a, self.subnet_prefix).expect("prefix <= 30").trunc())
     }
 
     /// The gateway of `a`'s subnet (its first host), or `None` outside the pool or in a pool
     /// without gateways (private).
     pub fn gateway_of(&self, a: Ipv4Addr) -> Option<Ipv4Addr> {
         let s = self.subnet_of(a)?;
-        self.gateways
-            .then(|| Ipv4Addr::from(u32::from(s.network()) + 1))
+        self.gateways.then(|| Ipv4Addr::from(u32::from(s.network()) + 1))
     }
 
     /// The prefix length of `a`'s subnet, or `None` outside the pool.
@@ -127,16 +111,11 @@ impl Ipv4Pool {
     /// The assignable range `lo..=hi` of one subnet (never empty: prefix <= 30).
     fn host_range(&self, subnet: Ipv4Net) -> (u32, u32) {
         let skip = if self.gateways { 2 } else { 1 };
-        (
-            u32::from(subnet.network()) + skip,
-            u32::from(subnet.broadcast()) - 1,
-        )
+        (u32::from(subnet.network()) + skip, u32::from(subnet.broadcast()) - 1)
     }
 
     fn subnets(&self) -> impl Iterator<Item = Ipv4Net> + use<> {
-        self.net
-            .subnets(self.subnet_prefix)
-            .expect("subnet prefix checked at construction")
+        self.net.subnets(self.subnet_prefix).expect("subnet prefix checked at construction")
     }
 
     /// Every assignable address, in ascending order.
@@ -195,14 +174,8 @@ mod tests {
         assert!(Ipv4Pool::public("127.10.0.0/16".parse().unwrap(), 31).is_err());
         assert!(Ipv4Pool::public("127.10.0.0/16".parse().unwrap(), 32).is_err());
         assert!(Ipv4Pool::public("127.10.0.0/16".parse().unwrap(), 15).is_err());
-        assert!(
-            Ipv4Pool::public("127.10.0.1/16".parse().unwrap(), 24).is_err(),
-            "not canonical"
-        );
-        assert!(
-            Ipv4Pool::public("127.168.0.0/24".parse().unwrap(), 24).is_err(),
-            "reserved"
-        );
+        assert!(Ipv4Pool::public("127.10.0.1/16".parse().unwrap(), 24).is_err(), "not canonical");
+        assert!(Ipv4Pool::public("127.168.0.0/24".parse().unwrap(), 24).is_err(), "reserved");
     }
 
     #[test]
@@ -215,15 +188,8 @@ mod tests {
         assert_eq!(c[252], ip("127.10.0.254"));
         assert_eq!(c[253], ip("127.10.1.2"));
         assert_eq!(*c.last().unwrap(), ip("127.10.1.254"));
-        for a in [
-            "127.10.0.0",
-            "127.10.0.1",
-            "127.10.0.255",
-            "127.10.1.0",
-            "127.10.1.1",
-            "127.10.1.255",
-            "127.10.2.2",
-        ] {
+        for a in ["127.10.0.0", "127.10.0.1", "127.10.0.255", "127.10.1.0", "127.10.1.1", "127.10.1.255", "127.10.2.2"]
+        {
             assert!(!p.is_assignable(ip(a)), "{a}");
         }
         assert!(p.is_assignable(ip("127.10.1.2")));
@@ -232,19 +198,10 @@ mod tests {
     #[test]
     fn slash_30_subnets_have_one_address() {
         let p = pool("127.10.0.0/29", 30);
-        assert_eq!(
-            p.candidates().collect::<Vec<_>>(),
-            [ip("127.10.0.2"), ip("127.10.0.6")]
-        );
+        assert_eq!(p.candidates().collect::<Vec<_>>(), [ip("127.10.0.2"), ip("127.10.0.6")]);
         assert_eq!(p.gateway_of(ip("127.10.0.6")), Some(ip("127.10.0.5")));
-        assert_eq!(
-            p.first_free(&set([ip("127.10.0.2")])),
-            Some(ip("127.10.0.6"))
-        );
-        assert_eq!(
-            p.first_free(&set([ip("127.10.0.2"), ip("127.10.0.6")])),
-            None
-        );
+        assert_eq!(p.first_free(&set([ip("127.10.0.2")])), Some(ip("127.10.0.6")));
+        assert_eq!(p.first_free(&set([ip("127.10.0.2"), ip("127.10.0.6")])), None);
     }
 
     #[test]
@@ -252,14 +209,8 @@ mod tests {
         let p = pool("127.10.0.0/16", 24);
         assert_eq!(p.gateway_of(ip("127.10.3.77")), Some(ip("127.10.3.1")));
         assert_eq!(p.prefix_of(ip("127.10.3.77")), Some(24));
-        assert_eq!(
-            p.subnet_mask_of(ip("127.10.3.77")),
-            Some(ip("255.255.255.0"))
-        );
-        assert_eq!(
-            p.subnet_of(ip("127.10.3.77")),
-            Some("127.10.3.0/24".parse().unwrap())
-        );
+        assert_eq!(p.subnet_mask_of(ip("127.10.3.77")), Some(ip("255.255.255.0")));
+        assert_eq!(p.subnet_of(ip("127.10.3.77")), Some("127.10.3.0/24".parse().unwrap()));
         assert_eq!(p.gateway_of(ip("127.11.0.5")), None);
         assert_eq!(p.prefix_of(ip("127.11.0.5")), None);
         assert_eq!(p.subnet_mask_of(ip("127.11.0.5")), None);
@@ -269,20 +220,11 @@ mod tests {
     fn first_free_in_order_and_exhaustion() {
         let p = pool("127.10.0.0/23", 24);
         assert_eq!(p.first_free(&BTreeSet::new()), Some(ip("127.10.0.2")));
-        assert_eq!(
-            p.first_free(&set([ip("127.10.0.2"), ip("127.10.0.3")])),
-            Some(ip("127.10.0.4"))
-        );
+        assert_eq!(p.first_free(&set([ip("127.10.0.2"), ip("127.10.0.3")])), Some(ip("127.10.0.4")));
         // A hole is reused first.
-        assert_eq!(
-            p.first_free(&set([ip("127.10.0.3")])),
-            Some(ip("127.10.0.2"))
-        );
+        assert_eq!(p.first_free(&set([ip("127.10.0.3")])), Some(ip("127.10.0.2")));
         // Addresses outside the pool and reserved ones are ignored.
-        assert_eq!(
-            p.first_free(&set([ip("127.10.0.0"), ip("127.10.0.1"), ip("1.2.3.4")])),
-            Some(ip("127.10.0.2"))
-        );
+        assert_eq!(p.first_free(&set([ip("127.10.0.0"), ip("127.10.0.1"), ip("1.2.3.4")])), Some(ip("127.10.0.2")));
         // First subnet full: the next subnet.
         let full0 = set(p.candidates().take(253));
         assert_eq!(p.first_free(&full0), Some(ip("127.10.1.2")));
@@ -313,20 +255,14 @@ mod tests {
         assert_eq!(p.first_free(&BTreeSet::new()), Some(ip("192.168.128.1")));
         assert_eq!(p.candidates().last(), Some(ip("192.168.255.254")));
         assert_eq!(p.capacity(), (1 << 15) - 2);
-        assert!(
-            p.is_assignable(ip("192.168.129.0")),
-            "only the pool's network and broadcast are reserved"
-        );
+        assert!(p.is_assignable(ip("192.168.129.0")), "only the pool's network and broadcast are reserved");
         assert!(!p.is_assignable(ip("192.168.128.0")));
         assert!(!p.is_assignable(ip("192.168.255.255")));
         assert_eq!(p.prefix_of(ip("192.168.1.1")), None);
         assert!(Ipv4Pool::private("192.168.128.1/17".parse().unwrap()).is_err());
         assert!(Ipv4Pool::private("192.168.128.0/31".parse().unwrap()).is_err());
         let tiny = Ipv4Pool::private("192.168.128.0/30".parse().unwrap()).unwrap();
-        assert_eq!(
-            tiny.candidates().collect::<Vec<_>>(),
-            [ip("192.168.128.1"), ip("192.168.128.2")]
-        );
+        assert_eq!(tiny.candidates().collect::<Vec<_>>(), [ip("192.168.128.1"), ip("192.168.128.2")]);
         assert_eq!(tiny.first_free(&set(tiny.candidates())), None);
     }
 

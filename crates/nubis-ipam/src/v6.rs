@@ -17,11 +17,7 @@ pub struct MacAddr(pub [u8; 6]);
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        write!(
-            f,
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            b[0], b[1], b[2], b[3], b[4], b[5]
-        )
+        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5])
     }
 }
 
@@ -115,19 +111,11 @@ pub const LINK_LOCAL_GATEWAY: Ipv6Addr = Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0,
 /// outside the block. The first element must be the network address (no bits set after the
 /// prefix length), as [`parse_ipv6_range`] and this function return them: the set's order is
 /// relied on. Cost: one pass over `taken` in order up to the answer, no allocation.
-pub fn first_free_range(
-    block: Ipv6Net,
-    prefix_len: u8,
-    taken: &BTreeSet<(u128, u8)>,
-) -> Option<Ipv6Net> {
+pub fn first_free_range(block: Ipv6Net, prefix_len: u8, taken: &BTreeSet<(u128, u8)>) -> Option<Ipv6Net> {
     if prefix_len < block.prefix_len() || prefix_len > 128 {
         return None;
     }
-    let size_m1: u128 = if prefix_len == 0 {
-        u128::MAX
-    } else {
-        (1u128 << (128 - prefix_len)) - 1
-    };
+    let size_m1: u128 = if prefix_len == 0 { u128::MAX } else { (1u128 << (128 - prefix_len)) - 1 };
     let (first, last) = (u128::from(block.network()), u128::from(block.broadcast()));
     let mut c = first; // candidate start; the candidate is c ..= c + size_m1
     for &(start, len) in taken {
@@ -180,9 +168,7 @@ impl fmt::Display for RangeError {
             RangeError::PrefixRequired => "Must include the prefix length /56 or /64",
             RangeError::PrefixNotAllowed => "Must not include a prefix length",
             RangeError::BadPrefix => "The prefix length must be 56 or 64",
-            RangeError::NotRangeStart => {
-                "Must be the first address of a range (no bits set after the prefix)"
-            }
+            RangeError::NotRangeStart => "Must be the first address of a range (no bits set after the prefix)",
         })
     }
 }
@@ -197,11 +183,7 @@ pub fn parse_ipv6_range(s: &str) -> Result<Ipv6Net, RangeError> {
         return Err(RangeError::ZoneId);
     }
     let Some((ip, len)) = s.split_once('/') else {
-        return Err(if s.parse::<Ipv6Addr>().is_ok() {
-            RangeError::PrefixRequired
-        } else {
-            RangeError::NotIpv6
-        });
+        return Err(if s.parse::<Ipv6Addr>().is_ok() { RangeError::PrefixRequired } else { RangeError::NotIpv6 });
     };
     let ip: Ipv6Addr = ip.parse().map_err(|_| RangeError::NotIpv6)?;
     let len = match len {
@@ -224,11 +206,7 @@ pub fn parse_ipv6_range_start(s: &str) -> Result<Ipv6Addr, RangeError> {
         return Err(RangeError::ZoneId);
     }
     if let Some((ip, _)) = s.split_once('/') {
-        return Err(if ip.parse::<Ipv6Addr>().is_ok() {
-            RangeError::PrefixNotAllowed
-        } else {
-            RangeError::NotIpv6
-        });
+        return Err(if ip.parse::<Ipv6Addr>().is_ok() { RangeError::PrefixNotAllowed } else { RangeError::NotIpv6 });
     }
     let ip: Ipv6Addr = s.parse().map_err(|_| RangeError::NotIpv6)?;
     if u128::from(ip) as u64 != 0 {
@@ -259,18 +237,10 @@ mod tests {
         assert_eq!(MAC.to_string(), "52:54:00:12:34:56");
         assert_eq!("52:54:00:12:34:56".parse(), Ok(MAC));
         assert_eq!("52-54-00-12-34-56".parse(), Ok(MAC));
-        assert_eq!(
-            "F2:3C:91:24:3A:2F".parse::<MacAddr>().unwrap().to_string(),
-            "f2:3c:91:24:3a:2f"
-        );
-        for bad in [
-            "52:54:00:12:34",
-            "52:54:00:12:34:56:78",
-            "52:54:0:12:34:56",
-            "52:54:00:12:34:5g",
-            "",
-            "525400123456",
-        ] {
+        assert_eq!("F2:3C:91:24:3A:2F".parse::<MacAddr>().unwrap().to_string(), "f2:3c:91:24:3a:2f");
+        for bad in
+            ["52:54:00:12:34", "52:54:00:12:34:56:78", "52:54:0:12:34:56", "52:54:00:12:34:5g", "", "525400123456"]
+        {
             assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
         }
     }
@@ -278,33 +248,18 @@ mod tests {
     #[test]
     fn eui64_known_vector() {
         assert_eq!(eui64_interface_id(MAC), 0x5054_00ff_fe12_3456);
-        assert_eq!(
-            slaac_address(net("2001:db8::/64"), MAC),
-            Some("2001:db8::5054:ff:fe12:3456".parse().unwrap())
-        );
-        assert_eq!(
-            link_local_address(MAC),
-            "fe80::5054:ff:fe12:3456".parse::<Ipv6Addr>().unwrap()
-        );
+        assert_eq!(slaac_address(net("2001:db8::/64"), MAC), Some("2001:db8::5054:ff:fe12:3456".parse().unwrap()));
+        assert_eq!(link_local_address(MAC), "fe80::5054:ff:fe12:3456".parse::<Ipv6Addr>().unwrap());
         // The reference's example: f2:3c:91:24:3a:2f -> f03c:91ff:fe24:3a2f.
         let m: MacAddr = "f2:3c:91:24:3a:2f".parse().unwrap();
-        assert_eq!(
-            slaac_address(net("2600:3c03::/64"), m),
-            Some("2600:3c03::f03c:91ff:fe24:3a2f".parse().unwrap())
-        );
+        assert_eq!(slaac_address(net("2600:3c03::/64"), m), Some("2600:3c03::f03c:91ff:fe24:3a2f".parse().unwrap()));
     }
 
     #[test]
     fn slaac_pool_lengths() {
         // Host bits of the pool and prefixes shorter than /64 use the pool's first /64.
-        assert_eq!(
-            slaac_address(net("2001:db8::1/64"), MAC),
-            slaac_address(net("2001:db8::/64"), MAC)
-        );
-        assert_eq!(
-            slaac_address(net("2001:db8::/48"), MAC),
-            Some("2001:db8::5054:ff:fe12:3456".parse().unwrap())
-        );
+        assert_eq!(slaac_address(net("2001:db8::1/64"), MAC), slaac_address(net("2001:db8::/64"), MAC));
+        assert_eq!(slaac_address(net("2001:db8::/48"), MAC), Some("2001:db8::5054:ff:fe12:3456".parse().unwrap()));
         assert_eq!(slaac_address(net("2001:db8::/65"), MAC), None);
     }
 
@@ -327,44 +282,20 @@ mod tests {
     fn ranges_are_carved_in_order() {
         let block = net("2001:db8:a00::/40");
         let mut taken = BTreeSet::new();
-        assert_eq!(
-            first_free_range(block, 56, &taken),
-            Some(net("2001:db8:a00::/56"))
-        );
-        assert_eq!(
-            first_free_range(block, 64, &taken),
-            Some(net("2001:db8:a00::/64"))
-        );
+        assert_eq!(first_free_range(block, 56, &taken), Some(net("2001:db8:a00::/56")));
+        assert_eq!(first_free_range(block, 64, &taken), Some(net("2001:db8:a00::/64")));
         taken.insert(key("2001:db8:a00::/56"));
-        assert_eq!(
-            first_free_range(block, 56, &taken),
-            Some(net("2001:db8:a00:100::/56"))
-        );
-        assert_eq!(
-            first_free_range(block, 64, &taken),
-            Some(net("2001:db8:a00:100::/64"))
-        );
+        assert_eq!(first_free_range(block, 56, &taken), Some(net("2001:db8:a00:100::/56")));
+        assert_eq!(first_free_range(block, 64, &taken), Some(net("2001:db8:a00:100::/64")));
         // A /64 taken inside the next /56 blocks that /56 but not the /64s around it.
         taken.insert(key("2001:db8:a00:105::/64"));
-        assert_eq!(
-            first_free_range(block, 56, &taken),
-            Some(net("2001:db8:a00:200::/56"))
-        );
-        assert_eq!(
-            first_free_range(block, 64, &taken),
-            Some(net("2001:db8:a00:100::/64"))
-        );
+        assert_eq!(first_free_range(block, 56, &taken), Some(net("2001:db8:a00:200::/56")));
+        assert_eq!(first_free_range(block, 64, &taken), Some(net("2001:db8:a00:100::/64")));
         taken.insert(key("2001:db8:a00:100::/64"));
-        assert_eq!(
-            first_free_range(block, 64, &taken),
-            Some(net("2001:db8:a00:101::/64"))
-        );
+        assert_eq!(first_free_range(block, 64, &taken), Some(net("2001:db8:a00:101::/64")));
         // Entries outside the block and a covering entry before it.
         let mut t = BTreeSet::from([key("2001:db8::/64"), key("2001:db9::/32")]);
-        assert_eq!(
-            first_free_range(block, 56, &t),
-            Some(net("2001:db8:a00::/56"))
-        );
+        assert_eq!(first_free_range(block, 56, &t), Some(net("2001:db8:a00::/56")));
         t.insert(key("2001:db8::/32"));
         assert_eq!(first_free_range(block, 56, &t), None);
     }
@@ -373,69 +304,32 @@ mod tests {
     fn range_exhaustion_and_edges() {
         let block = net("2001:db8::/63");
         let mut taken = BTreeSet::from([key("2001:db8::/64")]);
-        assert_eq!(
-            first_free_range(block, 64, &taken),
-            Some(net("2001:db8:0:1::/64"))
-        );
+        assert_eq!(first_free_range(block, 64, &taken), Some(net("2001:db8:0:1::/64")));
         taken.insert(key("2001:db8:0:1::/64"));
         assert_eq!(first_free_range(block, 64, &taken), None);
-        assert_eq!(
-            first_free_range(block, 56, &BTreeSet::new()),
-            None,
-            "shorter than the block"
-        );
+        assert_eq!(first_free_range(block, 56, &BTreeSet::new()), None, "shorter than the block");
         assert_eq!(first_free_range(block, 129, &BTreeSet::new()), None);
         // The top of the address space: no overflow.
         let top = net("ffff:ffff:ffff:ffff::/64");
         assert_eq!(first_free_range(top, 64, &BTreeSet::new()), Some(top));
-        assert_eq!(
-            first_free_range(top, 64, &BTreeSet::from([key("ffff:ffff:ffff:ffff::/64")])),
-            None
-        );
+        assert_eq!(first_free_range(top, 64, &BTreeSet::from([key("ffff:ffff:ffff:ffff::/64")])), None);
         assert_eq!(
             first_free_range(top, 65, &BTreeSet::from([key("ffff:ffff:ffff:ffff::/65")])),
             Some(net("ffff:ffff:ffff:ffff:8000::/65"))
         );
-        assert_eq!(
-            first_free_range(net("::/0"), 0, &BTreeSet::new()),
-            Some(net("::/0"))
-        );
-        assert_eq!(
-            first_free_range(net("::/0"), 0, &BTreeSet::from([(5, 128)])),
-            None
-        );
+        assert_eq!(first_free_range(net("::/0"), 0, &BTreeSet::new()), Some(net("::/0")));
+        assert_eq!(first_free_range(net("::/0"), 0, &BTreeSet::from([(5, 128)])), None);
     }
 
     #[test]
     fn range_strings_with_prefix() {
-        assert_eq!(
-            parse_ipv6_range("2001:db8:0:100::/56"),
-            Ok(net("2001:db8:0:100::/56"))
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:DB8:0:101:0:0:0:0/64"),
-            Ok(net("2001:db8:0:101::/64"))
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:db8:0:101::/56"),
-            Err(RangeError::NotRangeStart)
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:db8::1/64"),
-            Err(RangeError::NotRangeStart)
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:db8::/48"),
-            Err(RangeError::BadPrefix)
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:db8::/064"),
-            Err(RangeError::BadPrefix)
-        );
-        assert_eq!(
-            parse_ipv6_range("2001:db8::"),
-            Err(RangeError::PrefixRequired)
-        );
+        assert_eq!(parse_ipv6_range("2001:db8:0:100::/56"), Ok(net("2001:db8:0:100::/56")));
+        assert_eq!(parse_ipv6_range("2001:DB8:0:101:0:0:0:0/64"), Ok(net("2001:db8:0:101::/64")));
+        assert_eq!(parse_ipv6_range("2001:db8:0:101::/56"), Err(RangeError::NotRangeStart));
+        assert_eq!(parse_ipv6_range("2001:db8::1/64"), Err(RangeError::NotRangeStart));
+        assert_eq!(parse_ipv6_range("2001:db8::/48"), Err(RangeError::BadPrefix));
+        assert_eq!(parse_ipv6_range("2001:db8::/064"), Err(RangeError::BadPrefix));
+        assert_eq!(parse_ipv6_range("2001:db8::"), Err(RangeError::PrefixRequired));
         assert_eq!(parse_ipv6_range("fe80::%eth0/64"), Err(RangeError::ZoneId));
         assert_eq!(parse_ipv6_range("10.0.0.0/8"), Err(RangeError::NotIpv6));
         assert_eq!(parse_ipv6_range("nope"), Err(RangeError::NotIpv6));
@@ -443,23 +337,11 @@ mod tests {
 
     #[test]
     fn range_strings_without_prefix() {
-        assert_eq!(
-            parse_ipv6_range_start("2001:db8:0:100::"),
-            Ok("2001:db8:0:100::".parse().unwrap())
-        );
-        assert_eq!(
-            parse_ipv6_range_start("2001:db8:0:100::/56"),
-            Err(RangeError::PrefixNotAllowed)
-        );
-        assert_eq!(
-            parse_ipv6_range_start("2001:db8::1"),
-            Err(RangeError::NotRangeStart)
-        );
+        assert_eq!(parse_ipv6_range_start("2001:db8:0:100::"), Ok("2001:db8:0:100::".parse().unwrap()));
+        assert_eq!(parse_ipv6_range_start("2001:db8:0:100::/56"), Err(RangeError::PrefixNotAllowed));
+        assert_eq!(parse_ipv6_range_start("2001:db8::1"), Err(RangeError::NotRangeStart));
         assert_eq!(parse_ipv6_range_start("fe80::%1"), Err(RangeError::ZoneId));
-        assert_eq!(
-            parse_ipv6_range_start("192.0.2.1"),
-            Err(RangeError::NotIpv6)
-        );
+        assert_eq!(parse_ipv6_range_start("192.0.2.1"), Err(RangeError::NotIpv6));
         assert_eq!(parse_ipv6_range_start("x/64"), Err(RangeError::NotIpv6));
     }
 

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use ipnet::IpNet;
 use nubis_model::firewall::{
-    Action, CompiledRules, Direction, FirewallRules, Packet, Rule, RuleAddresses, RuleProtocol,
-    parse_net,
+    Action, CompiledRules, Direction, FirewallRules, Packet, Rule, RuleAddresses, RuleProtocol, parse_net,
 };
 
 const RULES: usize = 25;
@@ -26,44 +25,22 @@ const V6_PER_RULE: usize = 55;
 fn firewall() -> FirewallRules {
     let inbound = (0..RULES)
         .map(|i| Rule {
-            action: if i % 2 == 0 {
-                Action::Accept
-            } else {
-                Action::Drop
-            },
+            action: if i % 2 == 0 { Action::Accept } else { Action::Drop },
             protocol: RuleProtocol::Tcp,
             ports: Some("80, 443, 8000-8100".into()),
             addresses: RuleAddresses {
-                ipv4: Some(
-                    (0..V4_PER_RULE)
-                        .map(|j| format!("10.{i}.{j}.0/25"))
-                        .collect(),
-                ),
-                ipv6: Some(
-                    (0..V6_PER_RULE)
-                        .map(|j| format!("2001:db8:{i:x}:{:x}::/64", 2 * j))
-                        .collect(),
-                ),
+                ipv4: Some((0..V4_PER_RULE).map(|j| format!("10.{i}.{j}.0/25")).collect()),
+                ipv6: Some((0..V6_PER_RULE).map(|j| format!("2001:db8:{i:x}:{:x}::/64", 2 * j)).collect()),
             },
             label: None,
             description: None,
         })
         .collect();
-    FirewallRules {
-        inbound,
-        inbound_policy: Action::Drop,
-        outbound: vec![],
-        outbound_policy: Action::Accept,
-    }
+    FirewallRules { inbound, inbound_policy: Action::Drop, outbound: vec![], outbound_policy: Action::Accept }
 }
 
 fn packet(peer: &str, port: u16) -> Packet {
-    Packet {
-        direction: Direction::Inbound,
-        protocol: RuleProtocol::Tcp,
-        peer: peer.parse().unwrap(),
-        port,
-    }
+    Packet { direction: Direction::Inbound, protocol: RuleProtocol::Tcp, peer: peer.parse().unwrap(), port }
 }
 
 /// A pre-parsed rule: action, inclusive port ranges, networks.
@@ -103,17 +80,12 @@ impl Linear {
                 (rule.action, ports, nets)
             })
             .collect();
-        Linear {
-            rules,
-            policy: r.inbound_policy,
-        }
+        Linear { rules, policy: r.inbound_policy }
     }
 
     fn decide(&self, peer: IpAddr, port: u16) -> Action {
         for (action, ports, nets) in &self.rules {
-            if ports.iter().any(|&(a, b)| (a..=b).contains(&port))
-                && nets.iter().any(|n| n.contains(&peer))
-            {
+            if ports.iter().any(|&(a, b)| (a..=b).contains(&port)) && nets.iter().any(|n| n.contains(&peer)) {
                 return *action;
             }
         }
@@ -148,14 +120,9 @@ fn main() {
     let total: usize = rules
         .inbound
         .iter()
-        .map(|r| {
-            r.addresses.ipv4.as_ref().unwrap().len() + r.addresses.ipv6.as_ref().unwrap().len()
-        })
+        .map(|r| r.addresses.ipv4.as_ref().unwrap().len() + r.addresses.ipv6.as_ref().unwrap().len())
         .sum();
-    println!(
-        "firewall: {} inbound rules, {total} networks ({V4_PER_RULE} IPv4 + {V6_PER_RULE} IPv6 per rule)",
-        RULES
-    );
+    println!("firewall: {} inbound rules, {total} networks ({V4_PER_RULE} IPv4 + {V6_PER_RULE} IPv6 per rule)", RULES);
 
     let compile_ns = time(Duration::from_millis(1500), || {
         black_box(CompiledRules::compile(black_box(&rules)));
@@ -166,56 +133,17 @@ fn main() {
     let linear = Linear::new(&rules);
     // Rules 0 and 24 ACCEPT, the policy is DROP: the expected action tells the cases apart.
     let cases = [
-        (
-            "IPv4, first rule matches",
-            packet("10.0.5.7", 443),
-            Action::Accept,
-        ),
-        (
-            "IPv4, last rule matches",
-            packet("10.24.199.1", 8050),
-            Action::Accept,
-        ),
-        (
-            "IPv4, no rule matches (policy)",
-            packet("192.0.2.1", 443),
-            Action::Drop,
-        ),
-        (
-            "IPv4, in a gap between networks (policy)",
-            packet("10.24.199.200", 443),
-            Action::Drop,
-        ),
-        (
-            "IPv4, address matches, port does not",
-            packet("10.24.199.1", 22),
-            Action::Drop,
-        ),
-        (
-            "IPv6, first rule matches",
-            packet("2001:db8:0:a::1", 80),
-            Action::Accept,
-        ),
-        (
-            "IPv6, last rule matches",
-            packet("2001:db8:18:6c::1", 80),
-            Action::Accept,
-        ),
-        (
-            "IPv6, no rule matches (policy)",
-            packet("2001:db8:ff::1", 80),
-            Action::Drop,
-        ),
-        (
-            "IPv6, in a gap between networks (policy)",
-            packet("2001:db8:18:6b::1", 80),
-            Action::Drop,
-        ),
+        ("IPv4, first rule matches", packet("10.0.5.7", 443), Action::Accept),
+        ("IPv4, last rule matches", packet("10.24.199.1", 8050), Action::Accept),
+        ("IPv4, no rule matches (policy)", packet("192.0.2.1", 443), Action::Drop),
+        ("IPv4, in a gap between networks (policy)", packet("10.24.199.200", 443), Action::Drop),
+        ("IPv4, address matches, port does not", packet("10.24.199.1", 22), Action::Drop),
+        ("IPv6, first rule matches", packet("2001:db8:0:a::1", 80), Action::Accept),
+        ("IPv6, last rule matches", packet("2001:db8:18:6c::1", 80), Action::Accept),
+        ("IPv6, no rule matches (policy)", packet("2001:db8:ff::1", 80), Action::Drop),
+        ("IPv6, in a gap between networks (policy)", packet("2001:db8:18:6b::1", 80), Action::Drop),
     ];
-    println!(
-        "{:<44} {:>12} {:>16}",
-        "case", "compiled ns", "linear scan ns"
-    );
+    println!("{:<44} {:>12} {:>16}", "case", "compiled ns", "linear scan ns");
     for (name, p, expected) in cases {
         assert_eq!(compiled.decide(&p), expected, "{name}");
         assert_eq!(linear.decide(p.peer, p.port), expected, "{name}");

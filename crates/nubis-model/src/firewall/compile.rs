@@ -128,10 +128,7 @@ impl<K: Key> Table<K> {
                 masks.extend_from_slice(&cur);
             }
         }
-        Table {
-            starts: starts.into(),
-            masks: masks.into(),
-        }
+        Table { starts: starts.into(), masks: masks.into() }
     }
 
     /// The rule bitset of the interval holding `key`.
@@ -155,13 +152,10 @@ fn proto_index(p: RuleProtocol) -> usize {
 /// The port intervals of a ports string, read as leniently as the reference model: pieces split
 /// on commas and trimmed, `a-b` inclusive, pieces that do not parse ignored.
 fn port_intervals(ports: &str) -> impl Iterator<Item = (u16, u16)> + '_ {
-    ports
-        .split(',')
-        .map(str::trim)
-        .filter_map(|piece| match piece.split_once('-') {
-            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
-            None => piece.parse().ok().map(|p| (p, p)),
-        })
+    ports.split(',').map(str::trim).filter_map(|piece| match piece.split_once('-') {
+        Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+        None => piece.parse().ok().map(|p| (p, p)),
+    })
 }
 
 impl Ruleset {
@@ -252,46 +246,26 @@ mod tests {
         assert_send_sync::<CompiledRules>();
     }
 
-    fn rule(
-        action: Action,
-        protocol: RuleProtocol,
-        ports: Option<&str>,
-        v4: &[&str],
-        v6: &[&str],
-    ) -> Rule {
+    fn rule(action: Action, protocol: RuleProtocol, ports: Option<&str>, v4: &[&str], v6: &[&str]) -> Rule {
         let list = |l: &[&str]| (!l.is_empty()).then(|| l.iter().map(|s| s.to_string()).collect());
         Rule {
             action,
             protocol,
             ports: ports.map(str::to_string),
-            addresses: RuleAddresses {
-                ipv4: list(v4),
-                ipv6: list(v6),
-            },
+            addresses: RuleAddresses { ipv4: list(v4), ipv6: list(v6) },
             label: None,
             description: None,
         }
     }
 
     fn tcp_in(peer: &str, port: u16) -> Packet {
-        Packet {
-            direction: Direction::Inbound,
-            protocol: RuleProtocol::Tcp,
-            peer: peer.parse().unwrap(),
-            port,
-        }
+        Packet { direction: Direction::Inbound, protocol: RuleProtocol::Tcp, peer: peer.parse().unwrap(), port }
     }
 
     fn example() -> FirewallRules {
         FirewallRules {
             inbound: vec![
-                rule(
-                    Action::Drop,
-                    RuleProtocol::Tcp,
-                    Some("22"),
-                    &["192.0.2.66/32"],
-                    &[],
-                ),
+                rule(Action::Drop, RuleProtocol::Tcp, Some("22"), &["192.0.2.66/32"], &[]),
                 rule(
                     Action::Accept,
                     RuleProtocol::Tcp,
@@ -299,29 +273,11 @@ mod tests {
                     &["192.0.2.0/24"],
                     &["2001:db8::/32"],
                 ),
-                rule(
-                    Action::Accept,
-                    RuleProtocol::Udp,
-                    Some("53"),
-                    &["0.0.0.0/0"],
-                    &[],
-                ),
-                rule(
-                    Action::Accept,
-                    RuleProtocol::Icmp,
-                    None,
-                    &["0.0.0.0/0"],
-                    &["::/0"],
-                ),
+                rule(Action::Accept, RuleProtocol::Udp, Some("53"), &["0.0.0.0/0"], &[]),
+                rule(Action::Accept, RuleProtocol::Icmp, None, &["0.0.0.0/0"], &["::/0"]),
             ],
             inbound_policy: Action::Drop,
-            outbound: vec![rule(
-                Action::Drop,
-                RuleProtocol::Tcp,
-                None,
-                &["10.0.0.0/8"],
-                &[],
-            )],
+            outbound: vec![rule(Action::Drop, RuleProtocol::Tcp, None, &["10.0.0.0/8"], &[])],
             outbound_policy: Action::Accept,
         }
     }
@@ -329,16 +285,8 @@ mod tests {
     #[test]
     fn first_match_wins_then_policy() {
         let c = CompiledRules::compile(&example());
-        assert_eq!(
-            c.decide(&tcp_in("192.0.2.66", 22)),
-            Action::Drop,
-            "rule 0 before rule 1"
-        );
-        assert_eq!(
-            c.decide(&tcp_in("192.0.2.66", 80)),
-            Action::Accept,
-            "rule 0 ports do not match"
-        );
+        assert_eq!(c.decide(&tcp_in("192.0.2.66", 22)), Action::Drop, "rule 0 before rule 1");
+        assert_eq!(c.decide(&tcp_in("192.0.2.66", 80)), Action::Accept, "rule 0 ports do not match");
         assert_eq!(c.decide(&tcp_in("192.0.2.1", 22)), Action::Accept);
         assert_eq!(c.decide(&tcp_in("192.0.2.1", 8000)), Action::Accept);
         assert_eq!(c.decide(&tcp_in("192.0.2.1", 8080)), Action::Accept);
@@ -346,29 +294,14 @@ mod tests {
         assert_eq!(c.decide(&tcp_in("192.0.3.1", 22)), Action::Drop, "policy");
         assert_eq!(c.decide(&tcp_in("2001:db8:1::5", 80)), Action::Accept);
         assert_eq!(c.decide(&tcp_in("2001:db9::5", 80)), Action::Drop);
-        let udp = Packet {
-            protocol: RuleProtocol::Udp,
-            ..tcp_in("203.0.113.9", 53)
-        };
+        let udp = Packet { protocol: RuleProtocol::Udp, ..tcp_in("203.0.113.9", 53) };
         assert_eq!(c.decide(&udp), Action::Accept);
         assert_eq!(c.decide(&Packet { port: 54, ..udp }), Action::Drop);
-        let icmp = Packet {
-            protocol: RuleProtocol::Icmp,
-            ..tcp_in("2001:db9::1", 0)
-        };
+        let icmp = Packet { protocol: RuleProtocol::Icmp, ..tcp_in("2001:db9::1", 0) };
         assert_eq!(c.decide(&icmp), Action::Accept);
-        let out = Packet {
-            direction: Direction::Outbound,
-            ..tcp_in("10.1.2.3", 443)
-        };
+        let out = Packet { direction: Direction::Outbound, ..tcp_in("10.1.2.3", 443) };
         assert_eq!(c.decide(&out), Action::Drop);
-        assert_eq!(
-            c.decide(&Packet {
-                peer: "11.0.0.1".parse().unwrap(),
-                ..out
-            }),
-            Action::Accept
-        );
+        assert_eq!(c.decide(&Packet { peer: "11.0.0.1".parse().unwrap(), ..out }), Action::Accept);
     }
 
     #[test]
@@ -388,10 +321,7 @@ mod tests {
         };
         let c = CompiledRules::compile(&r);
         assert_eq!(c.decide(&tcp_in("1.2.3.4", 1)), Action::Accept);
-        let out = Packet {
-            direction: Direction::Outbound,
-            ..tcp_in("::1", 1)
-        };
+        let out = Packet { direction: Direction::Outbound, ..tcp_in("::1", 1) };
         assert_eq!(c.decide(&out), Action::Drop);
     }
 
@@ -420,12 +350,7 @@ mod tests {
             (IpAddr::V6(Ipv6Addr::UNSPECIFIED), Action::Accept),
             (IpAddr::V6(Ipv6Addr::from(1)), Action::Drop),
         ] {
-            let p = Packet {
-                direction: Direction::Inbound,
-                protocol: RuleProtocol::Tcp,
-                peer,
-                port: 65535,
-            };
+            let p = Packet { direction: Direction::Inbound, protocol: RuleProtocol::Tcp, peer, port: 65535 };
             assert_eq!(c.decide(&p), want, "{peer}");
         }
     }
@@ -435,22 +360,10 @@ mod tests {
         // Rule i accepts 10.0.0.i only on port i + 1; rule 100 drops everything.
         let mut inbound: Vec<Rule> = (0..100)
             .map(|i| {
-                rule(
-                    Action::Accept,
-                    RuleProtocol::Tcp,
-                    Some(&(i + 1).to_string()),
-                    &[&format!("10.0.0.{i}/32")],
-                    &[],
-                )
+                rule(Action::Accept, RuleProtocol::Tcp, Some(&(i + 1).to_string()), &[&format!("10.0.0.{i}/32")], &[])
             })
             .collect();
-        inbound.push(rule(
-            Action::Drop,
-            RuleProtocol::Tcp,
-            None,
-            &["10.0.0.0/24"],
-            &[],
-        ));
+        inbound.push(rule(Action::Drop, RuleProtocol::Tcp, None, &["10.0.0.0/24"], &[]));
         let r = FirewallRules {
             inbound,
             inbound_policy: Action::Accept,
@@ -467,20 +380,8 @@ mod tests {
     fn unparsable_entries_never_match() {
         let r = FirewallRules {
             inbound: vec![
-                rule(
-                    Action::Drop,
-                    RuleProtocol::Tcp,
-                    Some("x, 30-20"),
-                    &["nonsense", "::/0"],
-                    &["0.0.0.0/0"],
-                ),
-                rule(
-                    Action::Drop,
-                    RuleProtocol::Tcp,
-                    Some("080"),
-                    &["1.0.0.0/8"],
-                    &[],
-                ),
+                rule(Action::Drop, RuleProtocol::Tcp, Some("x, 30-20"), &["nonsense", "::/0"], &["0.0.0.0/0"]),
+                rule(Action::Drop, RuleProtocol::Tcp, Some("080"), &["1.0.0.0/8"], &[]),
             ],
             inbound_policy: Action::Accept,
             outbound: vec![],
@@ -546,13 +447,7 @@ mod tests {
     }
 
     fn port() -> impl Strategy<Value = u16> {
-        prop_oneof![
-            any::<u16>(),
-            0u16..40,
-            Just(0),
-            Just(65535),
-            65500u16..=65535
-        ]
+        prop_oneof![any::<u16>(), 0u16..40, Just(0), Just(65535), 65500u16..=65535]
     }
 
     fn ports() -> impl Strategy<Value = Option<String>> {
@@ -593,13 +488,11 @@ mod tests {
             prop::collection::vec(rule_strategy(), 0..max),
             action(),
         )
-            .prop_map(|(inbound, inbound_policy, outbound, outbound_policy)| {
-                FirewallRules {
-                    inbound,
-                    inbound_policy,
-                    outbound,
-                    outbound_policy,
-                }
+            .prop_map(|(inbound, inbound_policy, outbound, outbound_policy)| FirewallRules {
+                inbound,
+                inbound_policy,
+                outbound,
+                outbound_policy,
             })
     }
 
@@ -622,51 +515,28 @@ mod tests {
     /// on one of its ports or one past.
     fn aimed_packets(r: &FirewallRules) -> Vec<Packet> {
         let mut out = Vec::new();
-        for (direction, list) in [
-            (Direction::Inbound, &r.inbound),
-            (Direction::Outbound, &r.outbound),
-        ] {
+        for (direction, list) in [(Direction::Inbound, &r.inbound), (Direction::Outbound, &r.outbound)] {
             for rule in list {
                 let mut ports = vec![0u16, 65535];
-                for (a, b) in rule
-                    .ports
-                    .as_deref()
-                    .map(port_intervals)
-                    .into_iter()
-                    .flatten()
-                {
+                for (a, b) in rule.ports.as_deref().map(port_intervals).into_iter().flatten() {
                     ports.extend([a, b, a.wrapping_sub(1), b.wrapping_add(1)]);
                 }
-                let nets = rule
-                    .addresses
-                    .ipv4
-                    .iter()
-                    .chain(&rule.addresses.ipv6)
-                    .flatten()
-                    .filter_map(|s| parse_net(s));
+                let nets =
+                    rule.addresses.ipv4.iter().chain(&rule.addresses.ipv6).flatten().filter_map(|s| parse_net(s));
                 for n in nets {
                     let peers: Vec<IpAddr> = match n {
                         IpNet::V4(n) => {
                             let (lo, hi) = (u32::from(n.network()), u32::from(n.broadcast()));
-                            [lo, hi, lo.wrapping_sub(1), hi.wrapping_add(1)]
-                                .map(|a| IpAddr::V4(a.into()))
-                                .into()
+                            [lo, hi, lo.wrapping_sub(1), hi.wrapping_add(1)].map(|a| IpAddr::V4(a.into())).into()
                         }
                         IpNet::V6(n) => {
                             let (lo, hi) = (u128::from(n.network()), u128::from(n.broadcast()));
-                            [lo, hi, lo.wrapping_sub(1), hi.wrapping_add(1)]
-                                .map(|a| IpAddr::V6(a.into()))
-                                .into()
+                            [lo, hi, lo.wrapping_sub(1), hi.wrapping_add(1)].map(|a| IpAddr::V6(a.into())).into()
                         }
                     };
                     for peer in peers {
                         for &port in &ports {
-                            out.push(Packet {
-                                direction,
-                                protocol: rule.protocol,
-                                peer,
-                                port,
-                            });
+                            out.push(Packet { direction, protocol: rule.protocol, peer, port });
                         }
                     }
                 }

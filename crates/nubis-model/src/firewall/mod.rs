@@ -17,8 +17,7 @@ mod validate;
 
 pub use compile::CompiledRules;
 pub use validate::{
-    MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update,
-    validate_label, validate_ports,
+    MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update, validate_label, validate_ports,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -88,9 +87,7 @@ pub struct Packet {
 /// Parses `IP/mask` (or a bare IP, as a single host). Host bits after the mask are allowed
 /// (`192.0.2.7/24` is the network `192.0.2.0/24`). Zone ids (`fe80::1%eth0`) do not parse.
 pub fn parse_net(s: &str) -> Option<IpNet> {
-    s.parse::<IpNet>()
-        .ok()
-        .or_else(|| s.parse::<IpAddr>().ok().map(IpNet::from))
+    s.parse::<IpNet>().ok().or_else(|| s.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
 /// The straightforward model of evaluation, kept as the reference the compiled evaluator is
@@ -107,17 +104,13 @@ pub(crate) fn reference_decide(rules: &FirewallRules, p: &Packet) -> Action {
             return false;
         }
         if let Some(ports) = &r.ports {
-            let port_ok =
-                ports
-                    .split(',')
-                    .map(str::trim)
-                    .any(|piece| match piece.split_once('-') {
-                        Some((a, b)) => match (a.parse::<u16>(), b.parse::<u16>()) {
-                            (Ok(a), Ok(b)) => (a..=b).contains(&p.port),
-                            _ => false,
-                        },
-                        None => piece.parse::<u16>().is_ok_and(|x| x == p.port),
-                    });
+            let port_ok = ports.split(',').map(str::trim).any(|piece| match piece.split_once('-') {
+                Some((a, b)) => match (a.parse::<u16>(), b.parse::<u16>()) {
+                    (Ok(a), Ok(b)) => (a..=b).contains(&p.port),
+                    _ => false,
+                },
+                None => piece.parse::<u16>().is_ok_and(|x| x == p.port),
+            });
             if !port_ok {
                 return false;
             }
@@ -126,12 +119,7 @@ pub(crate) fn reference_decide(rules: &FirewallRules, p: &Packet) -> Action {
             IpAddr::V4(_) => r.addresses.ipv4.as_deref(),
             IpAddr::V6(_) => r.addresses.ipv6.as_deref(),
         };
-        list.unwrap_or(&[])
-            .iter()
-            .any(|a| parse_net(a).is_some_and(|n| n.contains(&peer)))
+        list.unwrap_or(&[]).iter().any(|a| parse_net(a).is_some_and(|n| n.contains(&peer)))
     };
-    list.iter()
-        .find(|r| matches(r))
-        .map(|r| r.action)
-        .unwrap_or(policy)
+    list.iter().find(|r| matches(r)).map(|r| r.action).unwrap_or(policy)
 }

@@ -46,19 +46,14 @@ pub fn validate_label(label: &str) -> Option<String> {
     }
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if !label.chars().all(allowed) {
-        return Some(
-            "Must contain only letters, digits, hyphens (-), underscores (_) and periods (.)"
-                .into(),
-        );
+        return Some("Must contain only letters, digits, hyphens (-), underscores (_) and periods (.)".into());
     }
     let b = label.as_bytes();
     if !b[0].is_ascii_alphanumeric() || !b[b.len() - 1].is_ascii_alphanumeric() {
         return Some("Must begin and end with a letter or digit".into());
     }
     if label.contains("--") || label.contains("__") || label.contains("..") {
-        return Some(
-            "Must not contain two hyphens (--), underscores (__) or periods (..) in a row".into(),
-        );
+        return Some("Must not contain two hyphens (--), underscores (__) or periods (..) in a row".into());
     }
     None
 }
@@ -73,11 +68,7 @@ pub fn validate_ports(s: &str) -> Result<(), String> {
     }
     let mut pieces = 0usize;
     for (i, raw) in s.split(',').enumerate() {
-        let item = if i > 0 {
-            raw.strip_prefix(' ').unwrap_or(raw)
-        } else {
-            raw
-        };
+        let item = if i > 0 { raw.strip_prefix(' ').unwrap_or(raw) } else { raw };
         if item.is_empty() {
             return Err("Must not contain an empty entry".into());
         }
@@ -88,9 +79,7 @@ pub fn validate_ports(s: &str) -> Result<(), String> {
             Some((a, b)) => {
                 let (a, b) = (port_number(a)?, port_number(b)?);
                 if b <= a {
-                    return Err(format!(
-                        "A range's end must be greater than its start: {item:?}"
-                    ));
+                    return Err(format!("A range's end must be greater than its start: {item:?}"));
                 }
                 pieces += 2;
             }
@@ -136,37 +125,19 @@ enum Policies {
 /// create) an omitted policy is an error; when false it becomes inbound `DROP` / outbound
 /// `ACCEPT`. For PUT .../rules, where an omitted policy keeps the current one, use
 /// [`parse_rules_update`].
-pub fn parse_rules(
-    v: &Value,
-    prefix: &str,
-    policies_required: bool,
-) -> Result<FirewallRules, Vec<FieldError>> {
+pub fn parse_rules(v: &Value, prefix: &str, policies_required: bool) -> Result<FirewallRules, Vec<FieldError>> {
     let policies = if policies_required {
         Policies::Required
     } else {
-        Policies::Default {
-            inbound: Action::Drop,
-            outbound: Action::Accept,
-        }
+        Policies::Default { inbound: Action::Drop, outbound: Action::Accept }
     };
     parse_with(v, prefix, policies)
 }
 
 /// [`parse_rules`] for PUT .../rules: both rule arrays are replaced (omitted means empty), and an
 /// omitted or null policy keeps the value it has in `current`.
-pub fn parse_rules_update(
-    v: &Value,
-    prefix: &str,
-    current: &FirewallRules,
-) -> Result<FirewallRules, Vec<FieldError>> {
-    parse_with(
-        v,
-        prefix,
-        Policies::Default {
-            inbound: current.inbound_policy,
-            outbound: current.outbound_policy,
-        },
-    )
+pub fn parse_rules_update(v: &Value, prefix: &str, current: &FirewallRules) -> Result<FirewallRules, Vec<FieldError>> {
+    parse_with(v, prefix, Policies::Default { inbound: current.inbound_policy, outbound: current.outbound_policy })
 }
 
 /// Collects errors under a path prefix; an empty path gives a general (null-field) error.
@@ -183,11 +154,7 @@ impl Errors {
 }
 
 fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_string()
-    } else {
-        format!("{prefix}.{key}")
-    }
+    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
 }
 
 /// A present, non-null value of `key`.
@@ -195,11 +162,7 @@ fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
 }
 
-fn parse_with(
-    v: &Value,
-    prefix: &str,
-    policies: Policies,
-) -> Result<FirewallRules, Vec<FieldError>> {
+fn parse_with(v: &Value, prefix: &str, policies: Policies) -> Result<FirewallRules, Vec<FieldError>> {
     let mut errs = Errors(Vec::new());
     let Some(obj) = v.as_object() else {
         errs.add(prefix, "Must be an object");
@@ -260,12 +223,9 @@ fn parse_with(
     }
 
     match (inbound_policy, outbound_policy) {
-        (Some(inbound_policy), Some(outbound_policy)) if errs.0.is_empty() => Ok(FirewallRules {
-            inbound,
-            inbound_policy,
-            outbound,
-            outbound_policy,
-        }),
+        (Some(inbound_policy), Some(outbound_policy)) if errs.0.is_empty() => {
+            Ok(FirewallRules { inbound, inbound_policy, outbound, outbound_policy })
+        }
         _ => Err(errs.0),
     }
 }
@@ -336,10 +296,7 @@ fn parse_rule(v: &Value, path: &str, errs: &mut Errors) -> Option<Rule> {
             None
         }
         Some(v) => parse_protocol(v).or_else(|| {
-            errs.add(
-                &join(path, "protocol"),
-                "Must be one of TCP, UDP, ICMP, IPENCAP",
-            );
+            errs.add(&join(path, "protocol"), "Must be one of TCP, UDP, ICMP, IPENCAP");
             None
         }),
     };
@@ -349,10 +306,7 @@ fn parse_rule(v: &Value, path: &str, errs: &mut Errors) -> Option<Rule> {
         None => None,
         Some(Value::String(s)) => {
             if matches!(protocol, Some(RuleProtocol::Icmp | RuleProtocol::Ipencap)) {
-                errs.add(
-                    &ports_field,
-                    "Ports are allowed only for the TCP and UDP protocols",
-                );
+                errs.add(&ports_field, "Ports are allowed only for the TCP and UDP protocols");
             } else if let Err(reason) = validate_ports(s) {
                 errs.add(&ports_field, reason);
             }
@@ -371,24 +325,13 @@ fn parse_rule(v: &Value, path: &str, errs: &mut Errors) -> Option<Rule> {
         }
         Some(v) => parse_addresses(v, &join(path, "addresses"), errs),
     };
-    let label = optional_text(obj, path, "label", 3, 32, errs)
-        .ok()
-        .flatten();
-    let description = optional_text(obj, path, "description", 1, 100, errs)
-        .ok()
-        .flatten();
+    let label = optional_text(obj, path, "label", 3, 32, errs).ok().flatten();
+    let description = optional_text(obj, path, "description", 1, 100, errs).ok().flatten();
 
     if errs.0.len() != before {
         return None;
     }
-    Some(Rule {
-        action: action?,
-        protocol: protocol?,
-        ports,
-        addresses: addresses?,
-        label,
-        description,
-    })
+    Some(Rule { action: action?, protocol: protocol?, ports, addresses: addresses?, label, description })
 }
 
 fn parse_addresses(v: &Value, path: &str, errs: &mut Errors) -> Option<RuleAddresses> {
@@ -521,10 +464,7 @@ mod tests {
     fn errors(v: &Value) -> Vec<(String, String)> {
         match parse_rules(v, "rules", true) {
             Ok(_) => Vec::new(),
-            Err(e) => e
-                .into_iter()
-                .map(|e| (e.field.unwrap_or_default(), e.reason))
-                .collect(),
+            Err(e) => e.into_iter().map(|e| (e.field.unwrap_or_default(), e.reason)).collect(),
         }
     }
 
@@ -584,10 +524,7 @@ mod tests {
         assert_eq!(r.outbound_policy, Action::Accept);
         assert_eq!(r.inbound[0].ports.as_deref(), Some("22-24, 80, 443"));
         assert_eq!(r.inbound[0].label.as_deref(), Some("inbound-rule123"));
-        assert_eq!(
-            r.inbound[0].addresses.ipv6.as_deref(),
-            Some(&["2001:DB8::/128".to_string()][..])
-        );
+        assert_eq!(r.inbound[0].addresses.ipv6.as_deref(), Some(&["2001:DB8::/128".to_string()][..]));
         assert_eq!(r.outbound[0].protocol, RuleProtocol::Icmp);
         assert_eq!(r.outbound[0].ports, None);
         assert_eq!(r.outbound[0].addresses.ipv4, None);
@@ -603,10 +540,7 @@ mod tests {
     #[test]
     fn policies_required_on_create() {
         let v = json!({"inbound": []});
-        assert_eq!(
-            fields(&v),
-            ["rules.inbound_policy", "rules.outbound_policy"]
-        );
+        assert_eq!(fields(&v), ["rules.inbound_policy", "rules.outbound_policy"]);
         let v = json!({"inbound_policy": null, "outbound_policy": "DROP"});
         assert_eq!(fields(&v), ["rules.inbound_policy"]);
     }
@@ -614,29 +548,17 @@ mod tests {
     #[test]
     fn policy_values() {
         let v = json!({"inbound_policy": "accept", "outbound_policy": 1});
-        assert_eq!(
-            fields(&v),
-            ["rules.inbound_policy", "rules.outbound_policy"]
-        );
+        assert_eq!(fields(&v), ["rules.inbound_policy", "rules.outbound_policy"]);
         let v = json!({"inbound_policy": "ACCEPT", "outbound_policy": "DROP"});
         let r = parse_rules(&v, "rules", true).unwrap();
-        assert!(
-            r.inbound.is_empty() && r.outbound.is_empty(),
-            "omitted arrays are empty"
-        );
-        assert_eq!(
-            (r.inbound_policy, r.outbound_policy),
-            (Action::Accept, Action::Drop)
-        );
+        assert!(r.inbound.is_empty() && r.outbound.is_empty(), "omitted arrays are empty");
+        assert_eq!((r.inbound_policy, r.outbound_policy), (Action::Accept, Action::Drop));
     }
 
     #[test]
     fn omitted_policies_when_not_required() {
         let r = parse_rules(&json!({}), "", false).unwrap();
-        assert_eq!(
-            (r.inbound_policy, r.outbound_policy),
-            (Action::Drop, Action::Accept)
-        );
+        assert_eq!((r.inbound_policy, r.outbound_policy), (Action::Drop, Action::Accept));
         // A bad value is still refused.
         let e = parse_rules(&json!({"inbound_policy": "NOPE"}), "", false).unwrap_err();
         assert_eq!(e[0].field.as_deref(), Some("inbound_policy"));
@@ -700,15 +622,7 @@ mod tests {
         );
         let e = parse_rules(&v, "", true).unwrap_err();
         let f: Vec<_> = e.iter().map(|e| e.field.clone().unwrap()).collect();
-        assert_eq!(
-            f,
-            [
-                "inbound_policy",
-                "outbound_policy",
-                "inbound[3].ports",
-                "outbound[0].addresses.ipv4[2]"
-            ]
-        );
+        assert_eq!(f, ["inbound_policy", "outbound_policy", "inbound[3].ports", "outbound[0].addresses.ipv4[2]"]);
     }
 
     #[test]
@@ -726,14 +640,8 @@ mod tests {
         let mut r = tcp_rule();
         r.as_object_mut().unwrap().remove("protocol");
         assert_eq!(fields(&body(vec![r])), ["rules.inbound[0].protocol"]);
-        assert_eq!(
-            with("protocol", json!("SCTP")),
-            ["rules.inbound[0].protocol"]
-        );
-        assert_eq!(
-            with("protocol", json!("tcp")),
-            ["rules.inbound[0].protocol"]
-        );
+        assert_eq!(with("protocol", json!("SCTP")), ["rules.inbound[0].protocol"]);
+        assert_eq!(with("protocol", json!("tcp")), ["rules.inbound[0].protocol"]);
         assert!(with("protocol", json!("UDP")).is_empty());
     }
 
@@ -743,53 +651,24 @@ mod tests {
         r.as_object_mut().unwrap().remove("addresses");
         assert_eq!(fields(&body(vec![r])), ["rules.inbound[0].addresses"]);
         assert_eq!(with("addresses", json!({})), ["rules.inbound[0].addresses"]);
-        assert_eq!(
-            with("addresses", json!({"ipv4": null})),
-            ["rules.inbound[0].addresses"]
-        );
-        assert_eq!(
-            with("addresses", json!("0.0.0.0/0")),
-            ["rules.inbound[0].addresses"]
-        );
+        assert_eq!(with("addresses", json!({"ipv4": null})), ["rules.inbound[0].addresses"]);
+        assert_eq!(with("addresses", json!("0.0.0.0/0")), ["rules.inbound[0].addresses"]);
         assert!(with("addresses", json!({"ipv6": ["::/0"]})).is_empty());
-        assert!(
-            with(
-                "addresses",
-                json!({"ipv4": ["0.0.0.0/0"], "ipv6": ["::/0"]})
-            )
-            .is_empty()
-        );
+        assert!(with("addresses", json!({"ipv4": ["0.0.0.0/0"], "ipv6": ["::/0"]})).is_empty());
     }
 
     #[test]
     fn address_arrays_not_empty_and_typed() {
-        assert_eq!(
-            with("addresses", json!({"ipv4": []})),
-            ["rules.inbound[0].addresses.ipv4"]
-        );
-        assert_eq!(
-            with("addresses", json!({"ipv4": ["1.2.3.4/32"], "ipv6": []})),
-            ["rules.inbound[0].addresses.ipv6"]
-        );
-        assert_eq!(
-            with("addresses", json!({"ipv4": "1.2.3.4/32"})),
-            ["rules.inbound[0].addresses.ipv4"]
-        );
-        assert_eq!(
-            with("addresses", json!({"ipv4": [7]})),
-            ["rules.inbound[0].addresses.ipv4[0]"]
-        );
+        assert_eq!(with("addresses", json!({"ipv4": []})), ["rules.inbound[0].addresses.ipv4"]);
+        assert_eq!(with("addresses", json!({"ipv4": ["1.2.3.4/32"], "ipv6": []})), ["rules.inbound[0].addresses.ipv6"]);
+        assert_eq!(with("addresses", json!({"ipv4": "1.2.3.4/32"})), ["rules.inbound[0].addresses.ipv4"]);
+        assert_eq!(with("addresses", json!({"ipv4": [7]})), ["rules.inbound[0].addresses.ipv4[0]"]);
     }
 
     #[test]
     fn ipv4_entries_need_ip_slash_mask() {
         let refuse = |a: &str| with("addresses", json!({"ipv4": ["10.0.0.0/8", a]}));
-        for ok in [
-            "0.0.0.0/0",
-            "192.0.2.0/24",
-            "198.51.100.2/32",
-            "192.0.2.7/24",
-        ] {
+        for ok in ["0.0.0.0/0", "192.0.2.0/24", "198.51.100.2/32", "192.0.2.7/24"] {
             assert!(refuse(ok).is_empty(), "{ok}");
         }
         for bad in [
@@ -816,13 +695,7 @@ mod tests {
     #[test]
     fn ipv6_entries_need_ip_slash_mask_without_zone() {
         let refuse = |a: &str| with("addresses", json!({"ipv6": [a]}));
-        for ok in [
-            "::/0",
-            "2001:DB8::/128",
-            "2001:db8::/32",
-            "fe80::1/64",
-            "::ffff:1.2.3.4/128",
-        ] {
+        for ok in ["::/0", "2001:DB8::/128", "2001:db8::/32", "fe80::1/64", "::ffff:1.2.3.4/128"] {
             assert!(refuse(ok).is_empty(), "{ok}");
         }
         for bad in [
@@ -844,30 +717,13 @@ mod tests {
 
     #[test]
     fn at_most_255_addresses_across_both_arrays() {
-        let v4 = |n: usize| {
-            (0..n)
-                .map(|i| format!("10.0.{}.{}/32", i / 256, i % 256))
-                .collect::<Vec<_>>()
-        };
-        let v6 = |n: usize| {
-            (0..n)
-                .map(|i| format!("2001:db8::{i:x}/128"))
-                .collect::<Vec<_>>()
-        };
+        let v4 = |n: usize| (0..n).map(|i| format!("10.0.{}.{}/32", i / 256, i % 256)).collect::<Vec<_>>();
+        let v6 = |n: usize| (0..n).map(|i| format!("2001:db8::{i:x}/128")).collect::<Vec<_>>();
         assert!(with("addresses", json!({"ipv4": v4(255)})).is_empty());
-        assert_eq!(
-            with("addresses", json!({"ipv4": v4(256)})),
-            ["rules.inbound[0].addresses"]
-        );
+        assert_eq!(with("addresses", json!({"ipv4": v4(256)})), ["rules.inbound[0].addresses"]);
         assert!(with("addresses", json!({"ipv4": v4(200), "ipv6": v6(55)})).is_empty());
-        assert_eq!(
-            with("addresses", json!({"ipv4": v4(200), "ipv6": v6(56)})),
-            ["rules.inbound[0].addresses"]
-        );
-        assert_eq!(
-            with("addresses", json!({"ipv6": v6(256)})),
-            ["rules.inbound[0].addresses"]
-        );
+        assert_eq!(with("addresses", json!({"ipv4": v4(200), "ipv6": v6(56)})), ["rules.inbound[0].addresses"]);
+        assert_eq!(with("addresses", json!({"ipv6": v6(256)})), ["rules.inbound[0].addresses"]);
     }
 
     #[test]
@@ -876,10 +732,7 @@ mod tests {
         assert!(with("label", json!("a".repeat(32))).is_empty());
         assert!(with("label", json!(null)).is_empty());
         assert_eq!(with("label", json!("ab")), ["rules.inbound[0].label"]);
-        assert_eq!(
-            with("label", json!("a".repeat(33))),
-            ["rules.inbound[0].label"]
-        );
+        assert_eq!(with("label", json!("a".repeat(33))), ["rules.inbound[0].label"]);
         assert_eq!(with("label", json!(12345)), ["rules.inbound[0].label"]);
     }
 
@@ -887,18 +740,9 @@ mod tests {
     fn rule_description_1_to_100_optional() {
         assert!(with("description", json!("x")).is_empty());
         assert!(with("description", json!("é".repeat(100))).is_empty());
-        assert_eq!(
-            with("description", json!("")),
-            ["rules.inbound[0].description"]
-        );
-        assert_eq!(
-            with("description", json!("x".repeat(101))),
-            ["rules.inbound[0].description"]
-        );
-        assert_eq!(
-            with("description", json!(["x"])),
-            ["rules.inbound[0].description"]
-        );
+        assert_eq!(with("description", json!("")), ["rules.inbound[0].description"]);
+        assert_eq!(with("description", json!("x".repeat(101))), ["rules.inbound[0].description"]);
+        assert_eq!(with("description", json!(["x"])), ["rules.inbound[0].description"]);
     }
 
     #[test]
@@ -968,29 +812,18 @@ mod tests {
         assert!(ports_ok(&singles(15)));
         assert!(!ports_ok(&singles(16)));
         // Ranges count two: 7 ranges + 1 port = 15; 7 ranges + 2 ports = 16; 8 ranges = 16.
-        let ranges = |n: u16| {
-            (0..n)
-                .map(|i| format!("{}-{}", 100 + 10 * i, 105 + 10 * i))
-                .collect::<Vec<_>>()
-        };
+        let ranges = |n: u16| (0..n).map(|i| format!("{}-{}", 100 + 10 * i, 105 + 10 * i)).collect::<Vec<_>>();
         assert!(ports_ok(&format!("{}, 22", ranges(7).join(", "))));
         assert!(!ports_ok(&format!("{}, 22, 23", ranges(7).join(", "))));
         assert!(!ports_ok(&ranges(8).join(",")));
-        assert_eq!(
-            with("ports", json!(singles(16))),
-            ["rules.inbound[0].ports"]
-        );
+        assert_eq!(with("ports", json!(singles(16))), ["rules.inbound[0].ports"]);
     }
 
     #[test]
     fn ports_only_for_tcp_and_udp() {
         for proto in ["ICMP", "IPENCAP"] {
             let r = json!({"action": "ACCEPT", "protocol": proto, "ports": "22", "addresses": {"ipv4": ["0.0.0.0/0"]}});
-            assert_eq!(
-                fields(&body(vec![r])),
-                ["rules.inbound[0].ports"],
-                "{proto}"
-            );
+            assert_eq!(fields(&body(vec![r])), ["rules.inbound[0].ports"], "{proto}");
             let r = json!({"action": "ACCEPT", "protocol": proto, "ports": null, "addresses": {"ipv4": ["0.0.0.0/0"]}});
             assert!(fields(&body(vec![r])).is_empty(), "{proto}");
         }
