@@ -165,8 +165,16 @@ impl App {
                 .await
                 .map_err(|e| e.unique_as("username", "Username is already taken"))?;
             if input.restricted == Some(true) && !target.restricted {
-                // Becoming restricted starts with no grants at all.
+                // Becoming restricted starts with no grants at all, except the account access that
+                // defines a proxy user, which no child-account user can change.
                 tx.grants_clear_user(u.id).await?;
+                if target.is_proxy() {
+                    let g = GlobalGrants {
+                        account_access: Some(nubis_model::grants::Permission::ReadWrite),
+                        ..Default::default()
+                    };
+                    tx.global_grants_set(u.id, &g).await?;
+                }
             }
             tx.event_insert(&event(actor, "user_update", user_entity(&u)).about_user(u.id).build()).await?;
             tx.commit().await?;

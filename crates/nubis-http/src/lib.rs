@@ -1,1 +1,127 @@
-//! placeholder
+//! nubis HTTP API: the router of every area, the extractors, the error envelope, paging and
+//! X-Filter, rate limiting, the request pipeline and the generated OpenAPI document.
+
+pub mod error;
+pub mod extract;
+pub mod list;
+pub mod meta;
+pub mod middleware;
+pub mod openapi;
+pub mod ratelimit;
+pub mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use nubis_app::{App, Op};
+use tower::Layer;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::normalize_path::{NormalizePath, NormalizePathLayer};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::error::ApiError;
+use crate::extract::ApiState;
+use crate::middleware::RouteOps;
+use crate::ratelimit::RateLimiter;
+
+/// Every route of the API with its OpenAPI description.
+pub fn api_router() -> OpenApiRouter<ApiState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(routes::catalog::router())
+        .merge(routes::profile::router())
+        .merge(routes::users::router())
+        .merge(routes::events::router())
+}
+
+/// The OpenAPI document of the whole API.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    api_router().into_openapi()
+}
+
+/// (method, path template, operationId) of every documented operation.
+pub fn operations(doc: &utoipa::openapi::OpenApi) -> Vec<(Method, String, String)> {
+    let mut out = Vec::new();
+    for (path, item) in &doc.paths.paths {
+        let ops = [
+            (Method::GET, &item.get),
+            (Method::POST, &item.post),
+            (Method::PUT, &item.put),
+            (Method::DELETE, &item.delete),
+            (Method::PATCH, &item.patch),
+        ];
+        for (m, op) in ops {
+            if let Some(op) = op {
+                out.push((m, path.clone(), op.operation_id.clone().unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+/// The service nubis serves: the API, `/healthz`, `/metrics`, `/v4/openapi.json`.
+pub fn service(app: App) -> NormalizePath<Router> {
+    let limits = app.config().limits.clone();
+    let state = ApiState {
+        app: app.clone(),
+        limiter: Arc::new(RateLimiter::new(limits.rate_limit_requests, limits.rate_limit_window_secs)),
+    };
+    let (router, doc) = api_router().split_for_parts();
+    let mut ops = RouteOps::default();
+    for (m, path, id) in operations(&doc) {
+        if let Some(op) = Op::from_name(&id) {
+            ops.0.insert((m, path), op);
+        }
+    }
+    let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
+    middleware::prometheus();
+    let router = router
+        .route(
+            "/v4/openapi.json",
+            get(move || {
+                let d = doc_json.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], (*d).clone()) }
+            }),
+        )
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route_layer(axum::middleware::from_fn(middleware::record_route))
+        .fallback(|| async { ApiError::status(StatusCode::NOT_FOUND, None, "Not found") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::status(StatusCode::METHOD_NOT_ALLOWED, None, "Method not allowed")
+        })
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(Arc::new(ops), middleware::pipeline))
+        .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
+    NormalizePathLayer::trim_trailing_slash().layer(router)
+}
+
+async fn healthz(State(s): State<ApiState>) -> Response {
+    if s.app.healthy().await {
+        axum::Json(serde_json::json!({"status": "ok"})).into_response()
+    } else {
+        ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, "Database unavailable")
+    }
+}
+
+async fn metrics() -> Response {
+    match middleware::prometheus() {
+        Some(h) => ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], h.render()).into_response(),
+        None => ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, "Metrics recorder unavailable"),
+    }
+}
+
+/// Serves until `shutdown` completes, then lets in-flight requests finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: App,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let svc = service(app);
+    axum::serve(listener, axum::ServiceExt::<Request>::into_make_service(svc)).with_graceful_shutdown(shutdown).await
+}

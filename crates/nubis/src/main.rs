@@ -1,1 +1,18 @@
-fn main() {}
+//! `nubis`: one binary that serves the cloud API (`nubis serve`) and gives operators direct access
+//! to the same database (`nubis admin ...`).
+
+mod admin;
+mod cli;
+mod config;
+mod serve;
+
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    let cli = cli::Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        cli::Command::Serve(args) => runtime.block_on(serve::run(args)),
+        cli::Command::Admin(args) => runtime.block_on(admin::run(args)),
+    }
+}

@@ -32,7 +32,9 @@ pub struct Policy {
 
 const RO: Level = Level::ReadOnly;
 const RW: Level = Level::ReadWrite;
+#[allow(dead_code)]
 const P_RO: Permission = Permission::ReadOnly;
+#[allow(dead_code)]
 const P_RW: Permission = Permission::ReadWrite;
 
 const fn scope(area: Area, level: Level) -> Option<Scope> {
@@ -51,9 +53,11 @@ const fn scoped(area: Area, level: Level) -> Policy {
 const fn unrestricted(area: Area, level: Level) -> Policy {
     Policy { public: false, scope: scope(area, level), unrestricted_only: true, grant: Grant::None }
 }
+#[allow(dead_code)] // used by the areas that need global grants
 const fn global(area: Area, flag: GlobalFlag) -> Policy {
     Policy { public: false, scope: scope(area, RW), unrestricted_only: false, grant: Grant::Global(flag) }
 }
+#[allow(dead_code)] // used by the areas with per-entity grants
 const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Policy {
     Policy { public: false, scope: scope(area, level), unrestricted_only: false, grant: Grant::Entity(kind, p) }
 }
@@ -117,15 +121,6 @@ ops! {
     EventRead = "event_read" => scoped(Area::Events, RO);
     EventSeen = "event_seen" => scoped(Area::Events, RO);
 }
-
-// Silences "unused" until the areas that use them declare their operations.
-#[allow(dead_code)]
-const _USED_LATER: (
-    fn(Area, GlobalFlag) -> Policy,
-    fn(Area, Level, GrantKind, Permission) -> Policy,
-    Permission,
-    Permission,
-) = (global, entity, P_RO, P_RW);
 
 #[cfg(test)]
 mod tests {

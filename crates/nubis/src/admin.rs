@@ -1,0 +1,66 @@
+//! `nubis admin ...`: operators' commands, run directly on the database.
+
+use nubis_model::Error;
+
+use crate::cli::{AccountCommand, AdminArgs, AdminCommand, TokenCommand, UserCommand};
+
+fn fail(e: Error) -> anyhow::Error {
+    match e {
+        Error::Invalid(v) => {
+            let msgs: Vec<String> =
+                v.iter().map(|f| format!("{}: {}", f.field.as_deref().unwrap_or("-"), f.reason)).collect();
+            anyhow::anyhow!(msgs.join("; "))
+        }
+        other => anyhow::anyhow!(other.to_string()),
+    }
+}
+
+pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
+    crate::serve::init_logging(crate::cli::LogFormat::Text);
+    let app = crate::serve::open(&args.state).await?;
+    let result = match args.command {
+        AdminCommand::Account(AccountCommand::Create { company, username, email, parent }) => {
+            let (a, u) =
+                app.admin_account_create(&company, &username, &email, parent.as_deref()).await.map_err(fail)?;
+            println!("account {} ({}) created with owner {}", a.euuid, a.company, u.username);
+            Ok(())
+        }
+        AdminCommand::Account(AccountCommand::List) => {
+            println!("{:<38} {:<8} {:<24} CREATED", "EUUID", "CHILD", "COMPANY");
+            for a in app.admin_accounts().await.map_err(fail)? {
+                println!("{:<38} {:<8} {:<24} {}", a.euuid, a.parent_id.is_some(), a.company, a.active_since);
+            }
+            Ok(())
+        }
+        AdminCommand::User(UserCommand::Create { account, username, email, restricted }) => {
+            let u = app.admin_user_create(&account, &username, &email, restricted).await.map_err(fail)?;
+            println!("user {} created (restricted: {})", u.username, u.restricted);
+            Ok(())
+        }
+        AdminCommand::User(UserCommand::List) => {
+            println!("{:<34} {:<10} {:<8} {:<10} EMAIL", "USERNAME", "ACCOUNT", "OWNER", "RESTRICTED");
+            for u in app.admin_users().await.map_err(fail)? {
+                println!("{:<34} {:<10} {:<8} {:<10} {}", u.username, u.account_id, u.is_owner, u.restricted, u.email);
+            }
+            Ok(())
+        }
+        AdminCommand::Token(TokenCommand::Create { username, scopes, expiry_days, label }) => {
+            let secret = app.admin_token_create(&username, &scopes, expiry_days, &label).await.map_err(fail)?;
+            println!("{secret}");
+            Ok(())
+        }
+        AdminCommand::Outbox => {
+            for m in app.admin_outbox().await.map_err(fail)? {
+                let state = match (&m.delivered, &m.last_error) {
+                    (Some(t), _) => format!("delivered {t}"),
+                    (None, Some(e)) => format!("pending after {} attempts: {e}", m.attempts),
+                    (None, None) => "pending".to_string(),
+                };
+                println!("#{} {} to {} \"{}\" ({state})", m.id, m.created, m.recipient, m.subject);
+            }
+            Ok(())
+        }
+    };
+    app.store().close().await;
+    result
+}

@@ -1,0 +1,94 @@
+//! `nubis serve`: open the store, bootstrap an empty database, start the mailer and the API, and
+//! shut down gracefully on SIGINT or SIGTERM.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use nubis_app::App;
+use nubis_app::mailer::Transport;
+use nubis_store::{Store, StoreOptions};
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{LogFormat, ServeArgs, StateArgs, SyncMode};
+
+pub fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("NUBIS_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+/// Opens the store and the application on the state the arguments name.
+pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
+    let config = crate::config::load(state.config.as_deref())?;
+    std::fs::create_dir_all(&state.data_dir).with_context(|| format!("creating {}", state.data_dir.display()))?;
+    let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
+    let url = state.database_url();
+    let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
+    Ok(App::new(store, config)?)
+}
+
+fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("admin-token");
+    let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&path)?;
+    writeln!(f, "{secret}")?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let app = open(&args.state).await?;
+
+    if let Some(secret) = app.bootstrap(args.bootstrap_token.as_deref()).await? {
+        if args.bootstrap_token.is_none() {
+            write_admin_token(&args.state.data_dir, &secret)?;
+            println!(
+                "nubis: created the account owner 'admin'; its token (shown once, also in {}):",
+                args.state.data_dir.join("admin-token").display()
+            );
+            println!("{secret}");
+        } else {
+            tracing::info!("created the account owner 'admin' with the bootstrap token");
+        }
+    }
+
+    let transport = match &args.smtp_url {
+        Some(url) => Transport::Smtp(url.clone()),
+        None => Transport::Files(args.state.data_dir.join("outbox")),
+    };
+    let mailer = app.spawn_mailer(transport)?;
+
+    let listener =
+        tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    println!("nubis: listening on http://{addr}/v4");
+    let _ = std::io::stdout().flush();
+    tracing::info!(%addr, "API listening");
+
+    nubis_http::serve(listener, app.clone(), shutdown_signal()).await?;
+    mailer.abort();
+    app.store().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Authorization coverage: every route of the OpenAPI document has a row in the policy table,
+//! and every route refuses what its row says it must refuse (no token, a token without the scope,
+//! a restricted user on unrestricted-only operations, another account's entities).
+
+use std::collections::HashMap;
+
+use nubis_app::Op;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Every documented operation: (method, path template, operationId).
+async fn operations(s: &TestServer) -> Vec<(String, String, String)> {
+    let doc = s.api().anonymous().get("/openapi.json").await.ok().clone();
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if let Some(id) = op["operationId"].as_str() {
+                out.push((method.to_uppercase(), path.clone(), id.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Real values for the path parameters of every route, made in the first account.
+struct Fixtures(HashMap<&'static str, String>);
+
+impl Fixtures {
+    async fn make(s: &TestServer) -> Fixtures {
+        let api = s.api();
+        let mut m = HashMap::new();
+        api.post("/account/users", json!({"username": "fixture-user", "email": "f@example.com", "restricted": true}))
+            .await
+            .ok();
+        m.insert("username", "fixture-user".to_string());
+        let t = api.post("/profile/tokens", json!({"label": "fixture"})).await;
+        m.insert("token_id", t.ok()["id"].to_string());
+        let e = api.get("/account/events").await;
+        m.insert("event_id", e.ok()["data"][0]["id"].to_string());
+        m.insert("region_id", "us-east".to_string());
+        m.insert("type_id", "g6-nanode-1".to_string());
+        m.insert("image_id", "linode%2Fdebian12".to_string());
+        Fixtures(m)
+    }
+
+    /// The path with its parameters filled; panics on a parameter without a fixture, so a new
+    /// route cannot go untested.
+    fn url(&self, template: &str) -> String {
+        let mut out = String::new();
+        let mut rest = template.trim_start_matches("/v4");
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let end = rest[start..].find('}').unwrap() + start;
+            let name = &rest[start + 1..end];
+            let v =
+                self.0.get(name).unwrap_or_else(|| panic!("no fixture for path parameter {{{name}}} of {template}"));
+            out.push_str(v);
+            rest = &rest[end + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Parameters naming catalog entries, which are not account entities.
+const CATALOG_PARAMS: &[&str] = &["{region_id}", "{type_id}", "{image_id}"];
+
+async fn call(api: &Api, method: &str, url: &str) -> Resp {
+    let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let body: Option<Value> = (m == reqwest::Method::POST || m == reqwest::Method::PUT).then(|| json!({}));
+    api.send(m, url, body.as_ref(), &[]).await
+}
+
+#[tokio::test]
+async fn every_route_has_a_policy_declaration() {
+    let s = TestServer::start().await;
+    let ops = operations(&s).await;
+    assert!(ops.len() >= 25);
+    for (m, path, id) in &ops {
+        assert!(Op::from_name(id).is_some(), "{m} {path} ({id}) has no row in the policy table");
+    }
+    for op in Op::ALL {
+        assert!(ops.iter().any(|(_, _, id)| id == op.name()), "policy row {} has no route", op.name());
+    }
+}
+
+#[tokio::test]
+async fn every_route_needs_a_token_unless_public() {
+    let s = TestServer::start().await;
+    let fx = Fixtures::make(&s).await;
+    let anon = s.api().anonymous();
+    for (m, path, id) in operations(&s).await {
+        let op = Op::from_name(&id).unwrap();
+        let r = call(&anon, &m, &fx.url(&path)).await;
+        if op.policy().public {
+            assert_ne!(r.status, 401, "{m} {path} is public");
+        } else {
+            assert_eq!(r.status, 401, "{m} {path} without a token: {}", r.text);
+            r.expect_envelope();
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_scoped_route_refuses_a_token_without_its_scope() {
+    let s = TestServer::start().await;
+    let fx = Fixtures::make(&s).await;
+    // A scope no operation uses.
+    let t = s.api().post("/profile/tokens", json!({"scopes": "longview:read_only"})).await;
+    let api = s.api_with(t.ok()["token"].as_str().unwrap());
+    for (m, path, id) in operations(&s).await {
+        let op = Op::from_name(&id).unwrap();
+        if op.policy().scope.is_none() {
+            continue;
+        }
+        let r = call(&api, &m, &fx.url(&path)).await;
+        assert_eq!(r.status, 403, "{m} {path} with a token lacking {:?}: {}", op.policy().scope, r.text);
+        r.expect_envelope();
+        assert_eq!(
+            r.header("x-accepted-oauth-scopes"),
+            Some(op.policy().scope.unwrap().to_string().as_str()),
+            "{m} {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_unrestricted_only_route_refuses_restricted_users() {
+    let s = TestServer::start().await;
+    let fx = Fixtures::make(&s).await;
+    let (_, restricted) = user_with_token(&s, "restricted-caller", true, "*").await;
+    for (m, path, id) in operations(&s).await {
+        let op = Op::from_name(&id).unwrap();
+        if !op.policy().unrestricted_only {
+            continue;
+        }
+        let r = call(&restricted, &m, &fx.url(&path)).await;
+        assert_eq!(r.status, 403, "{m} {path} as a restricted user: {}", r.text);
+    }
+}
+
+#[tokio::test]
+async fn every_route_hides_another_accounts_entities() {
+    let s = TestServer::start().await;
+    let fx = Fixtures::make(&s).await;
+    let other = other_account(&s);
+    for (m, path, _) in operations(&s).await {
+        if !path.contains('{') || CATALOG_PARAMS.iter().any(|p| path.contains(p)) {
+            continue;
+        }
+        let r = call(&other, &m, &fx.url(&path)).await;
+        assert_eq!(r.status, 404, "{m} {path} from another account: {}", r.text);
+    }
+    // And nothing was changed by those attempts.
+    s.api().get("/account/users/fixture-user").await.ok();
+}

@@ -1,0 +1,14 @@
+//! API tests: the real `nubis` binary on an ephemeral port, spoken to over HTTP and JSON.
+//! Run against SQLite always, and against PostgreSQL when `TEST_DATABASE_URL` is set.
+//! Tests are named after the rule they check.
+
+mod support;
+
+mod admin_cli;
+mod auth;
+mod conventions;
+mod coverage;
+mod events;
+mod lifecycle;
+mod profile;
+mod users;

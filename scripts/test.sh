@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: the whole workspace on SQLite, then the API suite again on a throwaway
+# PostgreSQL on 127.0.0.1 (installed with apt-get when missing and possible).
+# Says loudly when PostgreSQL had to be skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "==> cargo test (SQLite)"
+cargo test --workspace --locked
+
+echo "==> API suite on PostgreSQL"
+if PGENV=$(scripts/pg.sh start); then
+  eval "$PGENV"
+  trap 'scripts/pg.sh stop "$PGBASE"' EXIT
+  TEST_DATABASE_URL=$TEST_DATABASE_URL cargo test --locked -p nubis --test api
+else
+  echo
+  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+  echo "!!! PostgreSQL SKIPPED: no PostgreSQL server could be started or installed. !!!"
+  echo "!!! Only the SQLite run above was done.                                     !!!"
+  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+  if [ "${NUBIS_REQUIRE_POSTGRES:-0}" = 1 ]; then exit 1; fi
+fi
+echo "==> all tests passed"
