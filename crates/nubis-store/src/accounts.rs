@@ -1,15 +1,16 @@
 //! Accounts (tenants).
 
+use crate::db::Row;
 use nubis_model::Result;
 use nubis_model::account::Account;
-use sqlx::any::AnyRow;
 
+use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx, db};
+use crate::{CacheKey, Store, Tx};
 
 const COLS: &str = "id, euuid, parent_id, company, email, first_name, last_name, created";
 
-fn account(r: &AnyRow) -> Result<Account> {
+fn account(r: &Row) -> Result<Account> {
     Ok(Account {
         id: r.i64("id")?,
         euuid: r.str("euuid")?,
@@ -36,21 +37,20 @@ impl Tx<'_> {
         let sql = format!(
             "INSERT INTO accounts (euuid, parent_id, company, email, created) VALUES ($1, $2, $3, $4, $5) RETURNING {COLS}"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = query(sql)
             .bind(a.euuid)
             .bind(a.parent_id)
             .bind(a.company)
             .bind(a.email)
             .bind(a.created.to_string())
-            .fetch_one(self.conn())
-            .await
-            .map_err(db)?;
+            .fetch_one(self.h())
+            .await?;
         account(&row)
     }
 
     /// True when no account exists yet (first start).
     pub async fn accounts_empty(&mut self) -> Result<bool> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts").fetch_one(self.conn()).await.map_err(db)?;
+        let n = query("SELECT COUNT(*) FROM accounts").fetch_i64(self.h()).await?;
         Ok(n == 0)
     }
 }
@@ -60,11 +60,7 @@ impl Store {
         let found = self
             .cached(CacheKey::Account(id), || async move {
                 let sql = format!("SELECT {COLS} FROM accounts WHERE id = $1");
-                let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(id)
-                    .fetch_optional(self.read_pool())
-                    .await
-                    .map_err(db)?;
+                let row = query(sql).bind(id).fetch_optional(self.r()).await?;
                 row.as_ref().map(account).transpose()
             })
             .await?;
@@ -73,22 +69,20 @@ impl Store {
 
     pub async fn account_by_euuid(&self, euuid: &str) -> Result<Option<Account>> {
         let sql = format!("SELECT {COLS} FROM accounts WHERE euuid = $1");
-        let row =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(euuid).fetch_optional(self.read_pool()).await.map_err(db)?;
+        let row = query(sql).bind(euuid).fetch_optional(self.r()).await?;
         row.as_ref().map(account).transpose()
     }
 
     pub async fn accounts_all(&self) -> Result<Vec<Account>> {
         let sql = format!("SELECT {COLS} FROM accounts ORDER BY id");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).fetch_all(self.r()).await?;
         rows.iter().map(account).collect()
     }
 
     /// Child accounts of a parent account.
     pub async fn accounts_children(&self, parent_id: i64) -> Result<Vec<Account>> {
         let sql = format!("SELECT {COLS} FROM accounts WHERE parent_id = $1 ORDER BY id");
-        let rows =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(parent_id).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).bind(parent_id).fetch_all(self.r()).await?;
         rows.iter().map(account).collect()
     }
 }

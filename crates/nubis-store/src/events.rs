@@ -1,14 +1,15 @@
 //! The event log: written inside the transaction of the change it records, read page by page
 //! with the caller's visibility, X-Filter and read/seen marks.
 
+use crate::db::Row;
 use nubis_model::event::{Event, EventEntity, NewEvent, SecondaryEntity};
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
-use sqlx::any::AnyRow;
 
+use crate::db::query;
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
-use crate::{Store, Tx, db};
+use crate::{Store, Tx};
 
 /// Who is reading events: restricted users see only events about what they are granted and
 /// events about themselves.
@@ -41,7 +42,7 @@ const SELECT: &str = "SELECT e.id, e.action, e.created, e.entity_type, e.entity_
      CASE WHEN e.id <= e_viewer.events_seen_upto THEN 1 ELSE 0 END AS is_seen \
      FROM events e JOIN users e_viewer ON e_viewer.id = ";
 
-fn event(r: &AnyRow) -> Result<Event> {
+fn event(r: &Row) -> Result<Event> {
     let entity = match (r.opt_str("entity_type")?, r.opt_i64("entity_id")?) {
         (Some(kind), Some(id)) => Some(EventEntity {
             id,
@@ -100,7 +101,7 @@ impl Tx<'_> {
             Some((k, id)) => (Some(k.name()), Some(id)),
             None => (None, None),
         };
-        let id: i64 = sqlx::query_scalar(
+        let id = query(
             "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
              secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
              grant_kind, grant_id, subject_user_id) \
@@ -123,19 +124,17 @@ impl Tx<'_> {
         .bind(gk)
         .bind(gi)
         .bind(e.subject_user_id)
-        .fetch_one(self.conn())
-        .await
-        .map_err(db)?;
+        .fetch_i64(self.h())
+        .await?;
         Ok(id)
     }
 
     pub async fn event_mark_read(&mut self, user_id: i64, event_id: i64) -> Result<()> {
-        sqlx::query("INSERT INTO event_reads (user_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        query("INSERT INTO event_reads (user_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(user_id)
             .bind(event_id)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+            .execute(self.h())
+            .await?;
         Ok(())
     }
 }
@@ -153,7 +152,7 @@ impl Store {
         let mut count = Sql::new("SELECT COUNT(*) FROM events e JOIN users e_viewer ON e_viewer.id = ");
         scope(&mut count, viewer, since);
         push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query_scalar_i64().fetch_one(self.read_pool()).await.map_err(db)?;
+        let total = count.query().fetch_i64(self.r()).await?;
 
         let mut sql = Sql::new(SELECT);
         scope(&mut sql, viewer, since);
@@ -162,7 +161,7 @@ impl Store {
         sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
         sql.push(" OFFSET ")
             .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
-        let rows = sql.query().fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
         Ok((events, total.max(0) as u64))
     }
@@ -172,7 +171,7 @@ impl Store {
         let mut sql = Sql::new(SELECT);
         scope(&mut sql, viewer, since);
         sql.push(" AND e.id = ").bind(Val::I64(id));
-        let row = sql.query().fetch_optional(self.read_pool()).await.map_err(db)?;
+        let row = sql.query().fetch_optional(self.r()).await?;
         row.as_ref().map(event).transpose()
     }
 }

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use nubis_model::grants::{GlobalGrants, GrantKind, Permission, UserGrants};
 use nubis_model::{Error, Result};
 
+use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx, db};
+use crate::{CacheKey, Store, Tx};
 
 impl Tx<'_> {
     /// Sets (or with `None` removes) one user's permission on one entity.
@@ -19,56 +20,44 @@ impl Tx<'_> {
         entity_id: i64,
         perm: Option<Permission>,
     ) -> Result<()> {
-        sqlx::query("DELETE FROM grants WHERE user_id = $1 AND kind = $2 AND entity_id = $3")
+        query("DELETE FROM grants WHERE user_id = $1 AND kind = $2 AND entity_id = $3")
             .bind(user_id)
             .bind(kind.name())
             .bind(entity_id)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+            .execute(self.h())
+            .await?;
         if let Some(p) = perm {
-            sqlx::query("INSERT INTO grants (user_id, kind, entity_id, permission) VALUES ($1, $2, $3, $4)")
+            query("INSERT INTO grants (user_id, kind, entity_id, permission) VALUES ($1, $2, $3, $4)")
                 .bind(user_id)
                 .bind(kind.name())
                 .bind(entity_id)
                 .bind(p.name())
-                .execute(self.conn())
-                .await
-                .map_err(db)?;
+                .execute(self.h())
+                .await?;
         }
         Ok(())
     }
 
     /// Removes every grant on an entity (when the entity is deleted).
     pub async fn grants_delete_entity(&mut self, kind: GrantKind, entity_id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM grants WHERE kind = $1 AND entity_id = $2")
+        query("DELETE FROM grants WHERE kind = $1 AND entity_id = $2")
             .bind(kind.name())
             .bind(entity_id)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+            .execute(self.h())
+            .await?;
         Ok(())
     }
 
     pub async fn global_grants_set(&mut self, user_id: i64, g: &GlobalGrants) -> Result<()> {
         let json = serde_json::to_string(g).map_err(Error::internal)?;
-        sqlx::query("UPDATE users SET global_grants = $2 WHERE id = $1")
-            .bind(user_id)
-            .bind(json)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+        query("UPDATE users SET global_grants = $2 WHERE id = $1").bind(user_id).bind(json).execute(self.h()).await?;
         Ok(())
     }
 
     /// Drops every grant of a user (global and per entity).
     pub async fn grants_clear_user(&mut self, user_id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM grants WHERE user_id = $1").bind(user_id).execute(self.conn()).await.map_err(db)?;
-        sqlx::query("UPDATE users SET global_grants = '{}' WHERE id = $1")
-            .bind(user_id)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+        query("DELETE FROM grants WHERE user_id = $1").bind(user_id).execute(self.h()).await?;
+        query("UPDATE users SET global_grants = '{}' WHERE id = $1").bind(user_id).execute(self.h()).await?;
         Ok(())
     }
 }
@@ -77,17 +66,17 @@ impl Store {
     /// The grants of one user.
     pub async fn grants_of_user(&self, user_id: i64) -> Result<Arc<UserGrants>> {
         self.cached(CacheKey::Grants(user_id), || async move {
-            let global: Option<String> = sqlx::query_scalar("SELECT global_grants FROM users WHERE id = $1")
+            let global = query("SELECT global_grants FROM users WHERE id = $1")
                 .bind(user_id)
-                .fetch_optional(self.read_pool())
-                .await
-                .map_err(db)?;
+                .fetch_optional(self.r())
+                .await?
+                .map(|r| r.str("global_grants"))
+                .transpose()?;
             let global: GlobalGrants = global.and_then(|g| serde_json::from_str(&g).ok()).unwrap_or_default();
-            let rows = sqlx::query("SELECT kind, entity_id, permission FROM grants WHERE user_id = $1")
+            let rows = query("SELECT kind, entity_id, permission FROM grants WHERE user_id = $1")
                 .bind(user_id)
-                .fetch_all(self.read_pool())
-                .await
-                .map_err(db)?;
+                .fetch_all(self.r())
+                .await?;
             let mut entities = HashMap::new();
             for r in rows {
                 if let (Some(k), Some(p)) =
@@ -107,8 +96,7 @@ impl Store {
             Some(table) => format!("SELECT id, label FROM {table} WHERE account_id = $1 ORDER BY id"),
             None => return Ok(Vec::new()),
         };
-        let rows =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
         rows.iter().map(|r| Ok((r.i64("id")?, r.str("label")?))).collect()
     }
 }

@@ -1,10 +1,10 @@
-//! nubis storage: SQLite and PostgreSQL through sqlx's `Any` driver, one set of queries for both.
+//! nubis storage: SQLite (rusqlite) and PostgreSQL (sqlx), one set of queries for both.
 //!
-//! - Writes go through [`Tx`], a write transaction: on SQLite a single writer connection with
-//!   `BEGIN IMMEDIATE` (SQLite has one writer anyway, so writes queue instead of failing); on
-//!   PostgreSQL `SERIALIZABLE` transactions, so every multi-row invariant holds under concurrency
-//!   exactly as on SQLite, and a serialization failure surfaces as `Error::Retry` for the caller's
-//!   retry loop.
+//! - Writes go through [`Tx`], a write transaction: on SQLite the single writer connection with
+//!   `BEGIN IMMEDIATE` (SQLite has one writer anyway, so writes queue in-process instead of
+//!   failing); on PostgreSQL `SERIALIZABLE` transactions, so every multi-row invariant holds under
+//!   concurrency exactly as on SQLite, and a serialization failure surfaces as `Error::Retry` for
+//!   the caller's [`retry`] loop.
 //! - Uniqueness is always a database constraint; a violation surfaces as `Error::Unique`.
 //! - Reads of small per-account collections go through a generation-checked [`cache`] when this
 //!   process is the only writer (SQLite); every commit invalidates it.
@@ -12,6 +12,7 @@
 
 pub mod accounts;
 mod cache;
+pub(crate) mod db;
 pub mod events;
 pub mod grants;
 pub mod outbox;
@@ -24,12 +25,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nubis_model::{Error, Result};
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::{Any, AnyPool, SqlSafeStr};
 
 use cache::Cache;
 pub use cache::Key as CacheKey;
+use db::{Handle, lite::Lite, query};
 
 /// Which database is behind the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,175 +58,147 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+enum Engine {
+    Lite(Lite),
+    Pg(sqlx::PgPool),
+}
+
 struct Inner {
-    backend: Backend,
-    read: AnyPool,
-    write: AnyPool,
+    engine: Engine,
     cache: Cache,
 }
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "foundation", include_str!("../migrations/sqlite/0001_foundation.sql"))];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "foundation", include_str!("../migrations/postgres/0001_foundation.sql"))];
+/// Migrations, in order: (version, name, SQLite DDL, PostgreSQL DDL).
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
+    1,
+    "foundation",
+    include_str!("../migrations/sqlite/0001_foundation.sql"),
+    include_str!("../migrations/postgres/0001_foundation.sql"),
+)];
 
 impl Store {
     /// Opens (creating if needed) the database at `url` and applies the migrations.
     ///
-    /// `url` is `sqlite://PATH`, `sqlite::memory:` or `postgres://...`.
+    /// `url` is `sqlite://PATH`, `sqlite::memory:` (a throwaway database in a private temporary
+    /// directory, removed on close) or `postgres://...`.
     pub async fn open(url: &str, opts: &StoreOptions) -> Result<Store> {
-        sqlx::any::install_default_drivers();
         let store = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Self::open_postgres(url).await?
-        } else if url.starts_with("sqlite:") {
-            Self::open_sqlite(url, opts).await?
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(16)
+                .min_connections(1)
+                .test_before_acquire(false)
+                .connect(url)
+                .await
+                .map_err(db::pg::map_err)?;
+            // Several API replicas may write to one PostgreSQL: no process-local cache.
+            Store { inner: Arc::new(Inner { engine: Engine::Pg(pool), cache: Cache::new(false) }) }
+        } else if let Some(rest) = url.strip_prefix("sqlite:") {
+            let path = if rest == ":memory:" {
+                None
+            } else {
+                let p = rest.trim_start_matches("//");
+                let p = p.split('?').next().unwrap_or(p);
+                Some(std::path::PathBuf::from(p))
+            };
+            let lite = Lite::open(path.as_deref(), opts.sqlite_sync_full, opts.read_connections as usize)?;
+            Store { inner: Arc::new(Inner { engine: Engine::Lite(lite), cache: Cache::new(true) }) }
         } else {
             return Err(Error::internal(format!("unsupported database URL scheme in '{}'", redact(url))));
         };
         store.migrate().await?;
-        if store.inner.backend == Backend::Sqlite {
-            store.watch_external_writes();
-        }
+        store.watch_external_writes()?;
         Ok(store)
     }
 
-    async fn open_postgres(url: &str) -> Result<Store> {
-        let opts: AnyConnectOptions = url.parse().map_err(db)?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(16)
-            .min_connections(1)
-            .test_before_acquire(false)
-            .connect_with(opts)
-            .await
-            .map_err(db)?;
-        Ok(Store {
-            inner: Arc::new(Inner {
-                backend: Backend::Postgres,
-                read: pool.clone(),
-                write: pool,
-                // Several API replicas may write to one PostgreSQL: no process-local cache.
-                cache: Cache::new(false),
-            }),
-        })
-    }
-
-    async fn open_sqlite(url: &str, opts: &StoreOptions) -> Result<Store> {
-        let memory = url == "sqlite::memory:" || url.contains("mode=memory");
-        let url = if url == "sqlite::memory:" {
-            // sqlx's Any driver gives each connection of `sqlite::memory:` its own database; a
-            // named shared-cache database is one database for the whole pool.
-            format!("sqlite:file:nubis-{}?mode=memory&cache=shared", unique_suffix())
-        } else if memory {
-            url.to_string()
-        } else {
-            let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
-            let path = path.split('?').next().unwrap_or(path);
-            if let Some(dir) = std::path::Path::new(path).parent()
-                && !dir.as_os_str().is_empty()
-            {
-                std::fs::create_dir_all(dir).map_err(Error::internal)?;
-            }
-            format!("sqlite://{path}?mode=rwc")
-        };
-        let connect: AnyConnectOptions = url.parse().map_err(db)?;
-        let sync = if opts.sqlite_sync_full { "FULL" } else { "NORMAL" };
-        let pragmas: &'static str = if memory {
-            "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
-        } else if opts.sqlite_sync_full {
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
-        } else {
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
-        };
-        tracing::debug!(synchronous = sync, memory, "opening SQLite");
-        let make = |n: u32| {
-            AnyPoolOptions::new()
-                .max_connections(n)
-                .min_connections(if memory { 1 } else { 0 })
-                .idle_timeout(if memory { None } else { Some(Duration::from_secs(600)) })
-                .max_lifetime(None)
-                .test_before_acquire(false)
-                .after_connect(move |conn, _| {
-                    Box::pin(async move {
-                        sqlx::raw_sql(pragmas).execute(conn).await?;
-                        Ok(())
-                    })
-                })
-        };
-        // One writer connection: SQLite serializes writers anyway, and a single connection makes
-        // them queue in-process instead of failing with SQLITE_BUSY.
-        let write = make(1).connect_with(connect.clone()).await.map_err(db)?;
-        let read = if memory {
-            // Shared-cache in-memory databases lock whole tables; one connection keeps it simple.
-            write.clone()
-        } else {
-            make(opts.read_connections.max(1)).connect_with(connect).await.map_err(db)?
-        };
-        Ok(Store { inner: Arc::new(Inner { backend: Backend::Sqlite, read, write, cache: Cache::new(true) }) })
-    }
-
     async fn migrate(&self) -> Result<()> {
-        let list = match self.inner.backend {
-            Backend::Sqlite => SQLITE_MIGRATIONS,
-            Backend::Postgres => POSTGRES_MIGRATIONS,
-        };
-        let migrations = list
-            .iter()
-            .map(|(v, name, sql)| Migration::new(*v, (*name).into(), MigrationType::Simple, sql.into_sql_str(), false))
-            .collect();
-        Migrator::with_migrations(migrations)
-            .run(&self.inner.write)
-            .await
-            .map_err(|e| Error::internal(format!("migration failed: {e}")))
+        retry(|| async {
+            let mut tx = self.begin().await?;
+            if self.backend() == Backend::Postgres {
+                // One replica migrates at a time.
+                query("SELECT pg_advisory_xact_lock(7283541)").execute(tx.h()).await?;
+            }
+            query("CREATE TABLE IF NOT EXISTS nubis_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)")
+                .execute(tx.h())
+                .await?;
+            let done: Vec<i64> = query("SELECT version FROM nubis_migrations")
+                .fetch_all(tx.h())
+                .await?
+                .iter()
+                .map(|r| rows::RowExt::i64(r, "version"))
+                .collect::<Result<_>>()?;
+            for (version, name, lite_sql, pg_sql) in MIGRATIONS {
+                if done.contains(version) {
+                    continue;
+                }
+                tx.execute_batch(if self.backend() == Backend::Sqlite { lite_sql } else { pg_sql }).await?;
+                query("INSERT INTO nubis_migrations (version, name, applied) VALUES ($1, $2, $3)")
+                    .bind(*version)
+                    .bind(*name)
+                    .bind(nubis_model::Timestamp::now())
+                    .execute(tx.h())
+                    .await?;
+            }
+            tx.commit().await
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("migration failed: {e}")))
     }
 
     /// On SQLite, another process (`nubis admin`) may write the same file. A dedicated
     /// connection's `PRAGMA data_version` changes whenever any other connection commits; when it
     /// does, the read cache is invalidated.
-    fn watch_external_writes(&self) {
+    fn watch_external_writes(&self) -> Result<()> {
+        let Engine::Lite(lite) = &self.inner.engine else { return Ok(()) };
+        let conn = lite.watcher()?;
         let weak = Arc::downgrade(&self.inner);
-        let pool = self.inner.read.clone();
         tokio::spawn(async move {
-            let Ok(mut conn) = pool.acquire().await else { return };
             let mut last: Option<i64> = None;
             loop {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let Some(inner) = weak.upgrade() else { return };
-                if inner.read.is_closed() {
-                    return;
-                }
-                let Ok(v) = sqlx::query_scalar::<_, i64>("PRAGMA data_version").fetch_one(&mut *conn).await else {
-                    return;
-                };
+                let Ok(v) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return };
                 if last.is_some_and(|l| l != v) {
                     inner.cache.bump();
                 }
                 last = Some(v);
             }
         });
+        Ok(())
     }
 
     pub fn backend(&self) -> Backend {
-        self.inner.backend
+        match self.inner.engine {
+            Engine::Lite(_) => Backend::Sqlite,
+            Engine::Pg(_) => Backend::Postgres,
+        }
     }
 
-    /// Starts a write transaction.
+    /// Starts a write transaction: on SQLite it holds the single write permit; on PostgreSQL it
+    /// is SERIALIZABLE.
     pub async fn begin(&self) -> Result<Tx<'_>> {
-        let stmt = match self.inner.backend {
-            Backend::Sqlite => "BEGIN IMMEDIATE",
-            Backend::Postgres => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        let inner = match &self.inner.engine {
+            Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
+            Engine::Pg(p) => {
+                TxInner::Pg(Some(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE").await.map_err(db::pg::map_err)?))
+            }
         };
-        let tx = self.inner.write.begin_with(stmt).await.map_err(db)?;
-        Ok(Tx { tx, store: self })
+        Ok(Tx { store: self, inner })
     }
 
     /// Closes every connection cleanly (checkpointing the SQLite WAL).
     pub async fn close(&self) {
-        self.inner.read.close().await;
-        self.inner.write.close().await;
+        match &self.inner.engine {
+            Engine::Lite(l) => l.close(),
+            Engine::Pg(p) => p.close().await,
+        }
     }
 
-    pub(crate) fn read_pool(&self) -> &AnyPool {
-        &self.inner.read
+    /// Where reads run.
+    pub(crate) fn r(&self) -> Handle<'_> {
+        match &self.inner.engine {
+            Engine::Lite(l) => Handle::LiteRead(l),
+            Engine::Pg(p) => Handle::PgPool(p),
+        }
     }
 
     pub(crate) async fn cached<T, F, Fut>(&self, key: CacheKey, load: F) -> Result<Arc<T>>
@@ -241,19 +212,35 @@ impl Store {
 
     /// Answers whether the database is reachable (for health checks).
     pub async fn ping(&self) -> bool {
-        sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&self.inner.read).await.is_ok()
+        query("SELECT 1").fetch_i64(self.r()).await.is_ok()
     }
+}
+
+enum TxInner {
+    Lite(Option<tokio::sync::OwnedSemaphorePermit>),
+    Pg(Option<sqlx::Transaction<'static, sqlx::Postgres>>),
 }
 
 /// A write transaction. Dropping it without [`Tx::commit`] rolls it back.
 pub struct Tx<'s> {
-    tx: sqlx::Transaction<'static, Any>,
     store: &'s Store,
+    inner: TxInner,
 }
 
 impl Tx<'_> {
-    pub async fn commit(self) -> Result<()> {
-        let r = self.tx.commit().await.map_err(db);
+    pub async fn commit(mut self) -> Result<()> {
+        let r = match (&mut self.inner, &self.store.inner.engine) {
+            (TxInner::Lite(permit), Engine::Lite(l)) => {
+                let r = l.commit();
+                permit.take();
+                r
+            }
+            (TxInner::Pg(tx), _) => match tx.take() {
+                Some(tx) => tx.commit().await.map_err(db::pg::map_err),
+                None => Err(Error::internal("transaction already finished")),
+            },
+            _ => Err(Error::internal("transaction and engine differ")),
+        };
         // Invalidate after the commit (a concurrent reader may have cached pre-commit data) and
         // also after a failed commit (its outcome is unknown).
         self.store.inner.cache.bump();
@@ -261,35 +248,43 @@ impl Tx<'_> {
     }
 
     pub fn backend(&self) -> Backend {
-        self.store.inner.backend
+        self.store.backend()
     }
 
-    pub(crate) fn conn(&mut self) -> &mut sqlx::AnyConnection {
-        &mut self.tx
+    /// Where this transaction's statements run.
+    pub(crate) fn h(&mut self) -> Handle<'_> {
+        match (&mut self.inner, &self.store.inner.engine) {
+            (TxInner::Pg(Some(tx)), _) => Handle::PgConn(&mut *tx),
+            (_, Engine::Lite(l)) => Handle::LiteWrite(l),
+            (_, Engine::Pg(p)) => Handle::PgPool(p),
+        }
+    }
+
+    /// Runs several statements at once (migrations).
+    pub(crate) async fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        match (&mut self.inner, &self.store.inner.engine) {
+            (TxInner::Pg(Some(tx)), _) => {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db::pg::map_err)?;
+                Ok(())
+            }
+            (_, Engine::Lite(l)) => l.write(|c| c.execute_batch(sql).map_err(db::lite::map_err)),
+            _ => Err(Error::internal("transaction finished")),
+        }
     }
 }
 
-/// Maps a database error to the nubis error: unique violations to `Unique`, serialization
-/// failures and busy databases to `Retry`, the rest to `Internal`.
-pub(crate) fn db(e: sqlx::Error) -> Error {
-    if let sqlx::Error::Database(d) = &e {
-        if d.is_unique_violation() {
-            return Error::Unique(d.message().to_string());
-        }
-        let code = d.code().map(|c| c.to_string()).unwrap_or_default();
-        // PostgreSQL: serialization_failure, deadlock_detected. SQLite: BUSY, LOCKED and their
-        // extended codes (BUSY_SNAPSHOT = 517, LOCKED_SHAREDCACHE = 262).
-        if matches!(code.as_str(), "40001" | "40P01" | "5" | "6" | "517" | "261" | "262") {
-            return Error::Retry;
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if let (TxInner::Lite(Some(_)), Engine::Lite(l)) = (&self.inner, &self.store.inner.engine) {
+            l.rollback();
         }
     }
-    if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) {
-        return Error::Unavailable("database unavailable".into());
-    }
-    Error::Internal(format!("database: {e}"))
 }
 
-fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);

@@ -3,8 +3,10 @@
 
 use nubis_model::{Result, Timestamp};
 
+use crate::db::Row;
+use crate::db::query;
 use crate::rows::RowExt;
-use crate::{Store, Tx, db};
+use crate::{Store, Tx};
 
 #[derive(Debug, Clone)]
 pub struct OutboxMessage {
@@ -20,7 +22,7 @@ pub struct OutboxMessage {
 
 const COLS: &str = "id, recipient, subject, body, created, delivered, attempts, last_error";
 
-fn message(r: &sqlx::any::AnyRow) -> Result<OutboxMessage> {
+fn message(r: &Row) -> Result<OutboxMessage> {
     Ok(OutboxMessage {
         id: r.i64("id")?,
         recipient: r.str("recipient")?,
@@ -41,7 +43,7 @@ impl Tx<'_> {
         subject: &str,
         body: &str,
     ) -> Result<i64> {
-        let id: i64 = sqlx::query_scalar(
+        let id = query(
             "INSERT INTO outbox (account_id, recipient, subject, body, created) VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(account_id)
@@ -49,9 +51,9 @@ impl Tx<'_> {
         .bind(subject)
         .bind(body)
         .bind(Timestamp::now().to_string())
-        .fetch_one(self.conn())
+        .fetch_i64(self.h())
         .await
-        .map_err(db)?;
+        ?;
         Ok(id)
     }
 }
@@ -60,27 +62,25 @@ impl Store {
     /// Messages not delivered yet, oldest first.
     pub async fn outbox_pending(&self, limit: i64) -> Result<Vec<OutboxMessage>> {
         let sql = format!("SELECT {COLS} FROM outbox WHERE delivered IS NULL AND attempts < 10 ORDER BY id LIMIT $1");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).bind(limit).fetch_all(self.r()).await?;
         rows.iter().map(message).collect()
     }
 
     /// Every message, newest last (operators' listing).
     pub async fn outbox_all(&self) -> Result<Vec<OutboxMessage>> {
         let sql = format!("SELECT {COLS} FROM outbox ORDER BY id");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).fetch_all(self.r()).await?;
         rows.iter().map(message).collect()
     }
 
     /// Claims a message for delivery; false when another worker has it already.
     pub async fn outbox_claim(&self, id: i64) -> Result<bool> {
         let mut tx = self.begin().await?;
-        let n = sqlx::query("UPDATE outbox SET delivered = $2 WHERE id = $1 AND delivered IS NULL")
+        let n = query("UPDATE outbox SET delivered = $2 WHERE id = $1 AND delivered IS NULL")
             .bind(id)
             .bind(Timestamp::now().to_string())
-            .execute(tx.conn())
-            .await
-            .map_err(db)?
-            .rows_affected();
+            .execute(tx.h())
+            .await?;
         tx.commit().await?;
         Ok(n == 1)
     }
@@ -88,12 +88,11 @@ impl Store {
     /// Gives a claimed message back after a failed delivery.
     pub async fn outbox_failed(&self, id: i64, error: &str) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("UPDATE outbox SET delivered = NULL, attempts = attempts + 1, last_error = $2 WHERE id = $1")
+        query("UPDATE outbox SET delivered = NULL, attempts = attempts + 1, last_error = $2 WHERE id = $1")
             .bind(id)
             .bind(error)
-            .execute(tx.conn())
-            .await
-            .map_err(db)?;
+            .execute(tx.h())
+            .await?;
         tx.commit().await
     }
 }

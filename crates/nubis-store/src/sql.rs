@@ -3,14 +3,11 @@
 
 use std::fmt::Write;
 
+use crate::Backend;
+use crate::db::{Query, query};
 use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use nubis_model::{Error, Result};
 use serde_json::Value;
-use sqlx::Any;
-use sqlx::any::AnyArguments;
-use sqlx::query::Query;
-
-use crate::Backend;
 
 #[derive(Debug, Clone)]
 pub(crate) enum Val {
@@ -39,19 +36,8 @@ impl Sql {
         let _ = write!(self.text, "${}", self.binds.len());
         self
     }
-    pub fn query(&self) -> Query<'_, Any, AnyArguments> {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.text.as_str()));
-        for b in &self.binds {
-            q = match b {
-                Val::I64(v) => q.bind(*v),
-                Val::Str(v) => q.bind(v.as_str()),
-                Val::Bool(v) => q.bind(*v),
-            };
-        }
-        q
-    }
-    pub fn query_scalar_i64(&self) -> sqlx::query::QueryScalar<'_, Any, i64, AnyArguments> {
-        let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(self.text.as_str()));
+    pub fn query(&self) -> Query {
+        let mut q = query(self.text.clone());
         for b in &self.binds {
             q = match b {
                 Val::I64(v) => q.bind(*v),

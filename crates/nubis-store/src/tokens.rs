@@ -3,16 +3,17 @@
 
 use std::sync::Arc;
 
+use crate::db::Row;
 use nubis_model::account::{Credential, Token, UserType};
 use nubis_model::{Result, Timestamp};
-use sqlx::any::AnyRow;
 
+use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx, db};
+use crate::{CacheKey, Store, Tx};
 
 const COLS: &str = "id, user_id, label, scopes, created, expiry";
 
-fn token(r: &AnyRow) -> Result<Token> {
+fn token(r: &Row) -> Result<Token> {
     Ok(Token {
         id: r.i64("id")?,
         user_id: r.i64("user_id")?,
@@ -42,7 +43,7 @@ impl Tx<'_> {
             "INSERT INTO tokens (user_id, label, scopes, secret_hash, kind, created, expiry) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLS}"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = query(sql)
             .bind(t.user_id)
             .bind(t.label)
             .bind(t.scopes)
@@ -50,21 +51,19 @@ impl Tx<'_> {
             .bind(t.kind)
             .bind(t.created.to_string())
             .bind(t.expiry.map(|e| e.to_string()))
-            .fetch_one(self.conn())
-            .await
-            .map_err(db)?;
+            .fetch_one(self.h())
+            .await?;
         token(&row)
     }
 
     pub async fn token_update_label(&mut self, id: i64, label: &str) -> Result<Token> {
         let sql = format!("UPDATE tokens SET label = $2 WHERE id = $1 RETURNING {COLS}");
-        let row =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(label).fetch_one(self.conn()).await.map_err(db)?;
+        let row = query(sql).bind(id).bind(label).fetch_one(self.h()).await?;
         token(&row)
     }
 
     pub async fn token_delete(&mut self, id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM tokens WHERE id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        query("DELETE FROM tokens WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
     }
 }
@@ -74,8 +73,7 @@ impl Store {
     pub async fn tokens_of_user(&self, user_id: i64) -> Result<Arc<Vec<Token>>> {
         self.cached(CacheKey::Tokens(user_id), || async move {
             let sql = format!("SELECT {COLS} FROM tokens WHERE user_id = $1 AND kind = 'pat' ORDER BY id");
-            let rows =
-                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(user_id).fetch_all(self.read_pool()).await.map_err(db)?;
+            let rows = query(sql).bind(user_id).fetch_all(self.r()).await?;
             rows.iter().map(token).collect()
         })
         .await
@@ -85,16 +83,15 @@ impl Store {
     pub async fn credential(&self, hash: [u8; 32]) -> Result<Arc<Option<Credential>>> {
         self.cached(CacheKey::Credential(hash), || async move {
             let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-            let row = sqlx::query(
+            let row = query(
                 "SELECT t.id AS token_id, t.scopes, t.expiry, u.id AS user_id, u.username, u.restricted, \
                  u.user_type, u.account_id, a.parent_id \
                  FROM tokens t JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id \
                  WHERE t.secret_hash = $1",
             )
             .bind(hex)
-            .fetch_optional(self.read_pool())
-            .await
-            .map_err(db)?;
+            .fetch_optional(self.r())
+            .await?;
             row.map(|r| {
                 Ok(Credential {
                     token_id: r.i64("token_id")?,

@@ -2,16 +2,17 @@
 
 use std::sync::Arc;
 
+use crate::db::Row;
 use nubis_model::account::{ProfilePrefs, User, UserType};
 use nubis_model::{Result, Timestamp};
-use sqlx::any::AnyRow;
 
+use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx, db};
+use crate::{CacheKey, Store, Tx};
 
 const COLS: &str = "id, account_id, username, email, restricted, user_type, is_owner, prefs, created";
 
-fn user(r: &AnyRow) -> Result<User> {
+fn user(r: &Row) -> Result<User> {
     let prefs: ProfilePrefs = serde_json::from_str(&r.str("prefs")?).unwrap_or_default();
     Ok(User {
         id: r.i64("id")?,
@@ -57,7 +58,7 @@ impl Tx<'_> {
             "INSERT INTO users (account_id, username, email, restricted, user_type, is_owner, prefs, created) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLS}"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = query(sql)
             .bind(u.account_id)
             .bind(u.username)
             .bind(u.email)
@@ -66,9 +67,8 @@ impl Tx<'_> {
             .bind(u.is_owner)
             .bind(prefs)
             .bind(u.created.to_string())
-            .fetch_one(self.conn())
-            .await
-            .map_err(db)?;
+            .fetch_one(self.h())
+            .await?;
         user(&row)
     }
 
@@ -78,35 +78,33 @@ impl Tx<'_> {
             "UPDATE users SET username = COALESCE($2, username), email = COALESCE($3, email), \
              restricted = COALESCE($4, restricted), prefs = COALESCE($5, prefs) WHERE id = $1 RETURNING {COLS}"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = query(sql)
             .bind(id)
             .bind(c.username)
             .bind(c.email)
             .bind(c.restricted)
             .bind(prefs)
-            .fetch_one(self.conn())
-            .await
-            .map_err(db)?;
+            .fetch_one(self.h())
+            .await?;
         user(&row)
     }
 
     /// Deletes a user; its tokens, grants and event marks go with it (foreign keys cascade).
     pub async fn user_delete(&mut self, id: i64) -> Result<()> {
-        sqlx::query("DELETE FROM tokens WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
-        sqlx::query("DELETE FROM grants WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
-        sqlx::query("DELETE FROM event_reads WHERE user_id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
-        sqlx::query("DELETE FROM users WHERE id = $1").bind(id).execute(self.conn()).await.map_err(db)?;
+        query("DELETE FROM tokens WHERE user_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM grants WHERE user_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM event_reads WHERE user_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM users WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
     }
 
     /// Marks every event up to and including `event_id` as seen by the user.
     pub async fn user_mark_seen(&mut self, user_id: i64, event_id: i64) -> Result<()> {
-        sqlx::query("UPDATE users SET events_seen_upto = $2 WHERE id = $1 AND events_seen_upto < $2")
+        query("UPDATE users SET events_seen_upto = $2 WHERE id = $1 AND events_seen_upto < $2")
             .bind(user_id)
             .bind(event_id)
-            .execute(self.conn())
-            .await
-            .map_err(db)?;
+            .execute(self.h())
+            .await?;
         Ok(())
     }
 }
@@ -116,8 +114,7 @@ impl Store {
     pub async fn users_of_account(&self, account_id: i64) -> Result<Arc<Vec<User>>> {
         self.cached(CacheKey::Users(account_id), || async move {
             let sql = format!("SELECT {COLS} FROM users WHERE account_id = $1 ORDER BY id");
-            let rows =
-                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id).fetch_all(self.read_pool()).await.map_err(db)?;
+            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
             rows.iter().map(user).collect()
         })
         .await
@@ -125,31 +122,27 @@ impl Store {
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<User>> {
         let sql = format!("SELECT {COLS} FROM users WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(self.read_pool()).await.map_err(db)?;
+        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
         row.as_ref().map(user).transpose()
     }
 
     /// Every user of every account (operators' listing).
     pub async fn users_all(&self) -> Result<Vec<User>> {
         let sql = format!("SELECT {COLS} FROM users ORDER BY id");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(self.read_pool()).await.map_err(db)?;
+        let rows = query(sql).fetch_all(self.r()).await?;
         rows.iter().map(user).collect()
     }
 
     pub async fn user_by_username(&self, username: &str) -> Result<Option<User>> {
         let sql = format!("SELECT {COLS} FROM users WHERE username = $1");
-        let row =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(username).fetch_optional(self.read_pool()).await.map_err(db)?;
+        let row = query(sql).bind(username).fetch_optional(self.r()).await?;
         row.as_ref().map(user).transpose()
     }
 
     /// The id of the last event the user has seen.
     pub async fn user_seen_upto(&self, user_id: i64) -> Result<i64> {
-        let v: Option<i64> = sqlx::query_scalar("SELECT events_seen_upto FROM users WHERE id = $1")
-            .bind(user_id)
-            .fetch_optional(self.read_pool())
-            .await
-            .map_err(db)?;
-        Ok(v.unwrap_or(0))
+        let row =
+            query("SELECT events_seen_upto FROM users WHERE id = $1").bind(user_id).fetch_optional(self.r()).await?;
+        Ok(row.map(|r| r.i64("events_seen_upto")).transpose()?.unwrap_or(0))
     }
 }

@@ -1,0 +1,222 @@
+//! SQLite through rusqlite: one writer connection, a few reader connections (WAL lets them read
+//! while the writer writes), statements run inline and cached per connection.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use nubis_model::{Error, Result};
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{Kind, Query, Row, Val};
+
+pub(crate) struct Lite {
+    writer: Mutex<Option<Connection>>,
+    readers: Vec<Mutex<Option<Connection>>>,
+    next: AtomicUsize,
+    /// Held by the one open write transaction.
+    permit: Arc<Semaphore>,
+    sync_full: bool,
+    path: PathBuf,
+    /// For `sqlite::memory:`: a private temporary directory removed on close.
+    temp_dir: Option<PathBuf>,
+}
+
+fn open_conn(path: &Path, pragmas: &str) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let c = Connection::open_with_flags(path, flags).map_err(map_err)?;
+    c.set_prepared_statement_cache_capacity(256);
+    c.execute_batch(pragmas).map_err(map_err)?;
+    Ok(c)
+}
+
+impl Lite {
+    /// Opens the database file (creating it), in WAL mode. `path` None: a throwaway database in a
+    /// private temporary directory.
+    pub(crate) fn open(path: Option<&Path>, sync_full: bool, readers: usize) -> Result<Lite> {
+        let (path, temp_dir) = match path {
+            Some(p) => (p.to_path_buf(), None),
+            None => {
+                let dir = std::env::temp_dir().join(format!("nubis-mem-{}", super::super::unique_suffix()));
+                std::fs::create_dir_all(&dir).map_err(Error::internal)?;
+                (dir.join("nubis.db"), Some(dir))
+            }
+        };
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(Error::internal)?;
+        }
+        let sync = if sync_full { "FULL" } else { "NORMAL" };
+        let writer = open_conn(
+            &path,
+            &format!(
+                "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON;"
+            ),
+        )?;
+        let readers = (0..readers.max(1))
+            .map(|_| {
+                open_conn(&path, "PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;").map(|c| Mutex::new(Some(c)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Lite {
+            writer: Mutex::new(Some(writer)),
+            readers,
+            next: AtomicUsize::new(0),
+            permit: Arc::new(Semaphore::new(1)),
+            sync_full,
+            path,
+            temp_dir,
+        })
+    }
+
+    /// Runs `f` on a reader connection.
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let n = self.readers.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            if let Ok(guard) = self.readers[(start + i) % n].try_lock() {
+                return match guard.as_ref() {
+                    Some(c) => f(c),
+                    None => Err(closed()),
+                };
+            }
+        }
+        let guard = self.readers[start % n].lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(c) => f(c),
+            None => Err(closed()),
+        }
+    }
+
+    /// Runs `f` on the writer connection (callers hold the write permit).
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(c) => f(c),
+            None => Err(closed()),
+        }
+    }
+
+    /// Waits for the write permit and begins a transaction that takes the write lock at once.
+    pub(crate) async fn begin(&self) -> Result<OwnedSemaphorePermit> {
+        let permit = self.permit.clone().acquire_owned().await.map_err(|_| closed())?;
+        self.write(|c| c.execute_batch("BEGIN IMMEDIATE").map_err(map_err))?;
+        Ok(permit)
+    }
+
+    pub(crate) fn commit(&self) -> Result<()> {
+        let run = || {
+            self.write(|c| match c.execute_batch("COMMIT") {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = c.execute_batch("ROLLBACK");
+                    Err(map_err(e))
+                }
+            })
+        };
+        // With synchronous=FULL a commit waits for the disk: keep other tasks running meanwhile.
+        if self.sync_full
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        {
+            tokio::task::block_in_place(run)
+        } else {
+            run()
+        }
+    }
+
+    pub(crate) fn rollback(&self) {
+        let _ = self.write(|c| c.execute_batch("ROLLBACK").map_err(map_err));
+    }
+
+    /// A separate connection, for watching `PRAGMA data_version`.
+    pub(crate) fn watcher(&self) -> Result<Connection> {
+        open_conn(&self.path, "PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;")
+    }
+
+    /// Closes every connection (the last close checkpoints the WAL into the database file).
+    pub(crate) fn close(&self) {
+        for r in &self.readers {
+            if let Some(c) = r.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = c.close();
+            }
+        }
+        if let Some(c) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = c.close();
+        }
+        if let Some(dir) = &self.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn closed() -> Error {
+    Error::Unavailable("database closed".into())
+}
+
+pub(crate) fn map_err(e: rusqlite::Error) -> Error {
+    if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+        let unique = matches!(f.extended_code, 2067 | 1555);
+        if unique {
+            return Error::Unique(msg.clone().unwrap_or_else(|| "unique constraint".into()));
+        }
+        if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) {
+            return Error::Retry;
+        }
+    }
+    Error::Internal(format!("sqlite: {e}"))
+}
+
+fn to_sql(v: &Val) -> SqlValue {
+    match v {
+        Val::I64(i) => SqlValue::Integer(*i),
+        Val::F64(f) => SqlValue::Real(*f),
+        Val::Str(s) => SqlValue::Text(s.clone()),
+        Val::Bool(b) => SqlValue::Integer(i64::from(*b)),
+        Val::Null(_) => SqlValue::Null,
+    }
+}
+
+fn prepare<'c>(c: &'c Connection, q: &Query) -> Result<rusqlite::CachedStatement<'c>> {
+    let mut stmt = c.prepare_cached(&q.sql).map_err(map_err)?;
+    for i in 1..=stmt.parameter_count() {
+        // `$N` binds the N-th value wherever it appears; anonymous `?` binds by position.
+        let n = match stmt.parameter_name(i) {
+            Some(name) => name.trim_start_matches(['$', '?', ':', '@']).parse::<usize>().unwrap_or(i),
+            None => i,
+        };
+        let v = q.args.get(n - 1).ok_or_else(|| Error::Internal(format!("missing value for ${n} in: {}", q.sql)))?;
+        stmt.raw_bind_parameter(i, to_sql(v)).map_err(map_err)?;
+    }
+    Ok(stmt)
+}
+
+pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
+    let mut stmt = prepare(c, q)?;
+    let cols: std::sync::Arc<[String]> = stmt.column_names().map(|s| s.to_string()).collect();
+    let n = cols.len();
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(map_err)? {
+        let mut vals = Vec::with_capacity(n);
+        for i in 0..n {
+            vals.push(match r.get_ref(i).map_err(map_err)? {
+                ValueRef::Null => Val::Null(Kind::Text),
+                ValueRef::Integer(v) => Val::I64(v),
+                ValueRef::Real(v) => Val::F64(v),
+                ValueRef::Text(t) => Val::Str(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) => Val::Str(String::from_utf8_lossy(b).into_owned()),
+            });
+        }
+        out.push(Row { cols: cols.clone(), vals });
+    }
+    Ok(out)
+}
+
+pub(crate) fn execute(c: &Connection, q: &Query) -> Result<u64> {
+    let mut stmt = prepare(c, q)?;
+    stmt.raw_execute().map(|n| n as u64).map_err(map_err)
+}
