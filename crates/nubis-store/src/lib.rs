@@ -59,7 +59,7 @@ pub struct Store {
 }
 
 enum Engine {
-    Lite(Lite),
+    Lite(Box<Lite>),
     Pg(sqlx::PgPool),
 }
 
@@ -101,7 +101,7 @@ impl Store {
                 Some(std::path::PathBuf::from(p))
             };
             let lite = Lite::open(path.as_deref(), opts.sqlite_sync_full, opts.read_connections as usize)?;
-            Store { inner: Arc::new(Inner { engine: Engine::Lite(lite), cache: Cache::new(true) }) }
+            Store { inner: Arc::new(Inner { engine: Engine::Lite(Box::new(lite)), cache: Cache::new(true) }) }
         } else {
             return Err(Error::internal(format!("unsupported database URL scheme in '{}'", redact(url))));
         };
