@@ -23,21 +23,30 @@ use tokio::sync::Notify;
 pub use auth::{Actor, Op};
 pub use nubis_store::{Backend, StoreOptions};
 
-/// The application: the store, the configuration and the catalog built from it.
+/// The application: the store, the configuration and the catalog built from it. Cheap to clone.
 #[derive(Clone)]
-pub struct App {
+pub struct App(Arc<AppInner>);
+
+pub struct AppInner {
     pub(crate) store: Store,
-    pub(crate) config: Arc<Config>,
-    pub(crate) catalog: Arc<catalog::Catalog>,
+    pub(crate) config: Config,
+    pub(crate) catalog: catalog::Catalog,
     /// Wakes the mailer after a commit that queued messages.
-    pub(crate) mail_kick: Arc<Notify>,
+    pub(crate) mail_kick: Notify,
+}
+
+impl std::ops::Deref for App {
+    type Target = AppInner;
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
 }
 
 impl App {
     /// Builds the application over an opened store. The configuration is checked here.
     pub fn new(store: Store, config: Config) -> Result<App> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
-        Ok(App { store, config: Arc::new(config), catalog: Arc::new(catalog), mail_kick: Arc::new(Notify::new()) })
+        Ok(App(Arc::new(AppInner { store, config, catalog, mail_kick: Notify::new() })))
     }
 
     pub fn config(&self) -> &Config {

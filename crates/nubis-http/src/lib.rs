@@ -26,7 +26,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::error::ApiError;
 use crate::extract::ApiState;
-use crate::middleware::RouteOps;
+use crate::middleware::Routes;
 use crate::ratelimit::RateLimiter;
 
 /// Every route of the API with its OpenAPI description.
@@ -71,12 +71,8 @@ pub fn service(app: App) -> NormalizePath<Router> {
         limiter: Arc::new(RateLimiter::new(limits.rate_limit_requests, limits.rate_limit_window_secs)),
     };
     let (router, doc) = api_router().split_for_parts();
-    let mut ops = RouteOps::default();
-    for (m, path, id) in operations(&doc) {
-        if let Some(op) = Op::from_name(&id) {
-            ops.0.insert((m, path), op);
-        }
-    }
+    let routes =
+        Routes::new(operations(&doc).into_iter().filter_map(|(m, p, id)| Op::from_name(&id).map(|op| (m, p, op))));
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
     middleware::prometheus();
     let router = router
@@ -96,7 +92,7 @@ pub fn service(app: App) -> NormalizePath<Router> {
         })
         .with_state(state)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(ops), middleware::pipeline))
+        .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
     NormalizePathLayer::trim_trailing_slash().layer(router)
 }

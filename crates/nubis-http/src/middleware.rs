@@ -1,15 +1,20 @@
 //! The request pipeline around every handler: request id, access log line, metrics, and the
 //! response headers every answer carries (`X-Request-Id`, `X-Spec-Version`, `X-OAuth-Scopes`,
 //! `X-Accepted-OAuth-Scopes`, rate-limit headers). No authorization happens here.
+//!
+//! Everything per route (accepted scopes, metric handles) is prepared once, so a request costs
+//! no allocation here beyond its request id.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
+use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use nubis_app::Op;
 
@@ -18,25 +23,87 @@ use crate::meta::RequestMeta;
 
 pub const SPEC_VERSION: &str = "4.176.0";
 
-/// Which operation serves each (method, route template), built from the OpenAPI document.
+/// What is known about each route before any request arrives.
 #[derive(Default)]
-pub struct RouteOps(pub HashMap<(Method, String), Op>);
+pub struct Routes {
+    /// Route template -> index.
+    index: HashMap<String, usize>,
+    /// Per route: its template and, per method, the `X-Accepted-OAuth-Scopes` value.
+    routes: Vec<(String, HashMap<Method, HeaderValue>)>,
+    /// Metric handles per (route index, method, status).
+    metrics: RwLock<HashMap<(usize, Method, u16), (Counter, Histogram)>>,
+}
+
+impl Routes {
+    /// Builds the table from the documented operations: (method, template, operation).
+    pub fn new(ops: impl IntoIterator<Item = (Method, String, Op)>) -> Routes {
+        let mut r = Routes::default();
+        for (m, path, op) in ops {
+            let n = r.routes.len();
+            let i = *r.index.entry(path.clone()).or_insert(n);
+            if i == r.routes.len() {
+                r.routes.push((path, HashMap::new()));
+            }
+            let accepted = op.policy().scope.map(|s| s.to_string()).unwrap_or_default();
+            if let Ok(v) = HeaderValue::from_str(&accepted) {
+                r.routes[i].1.insert(m, v);
+            }
+        }
+        r
+    }
+
+    fn route_index(&self, path: Option<&MatchedPath>) -> Option<usize> {
+        path.and_then(|p| self.index.get(p.as_str()).copied())
+    }
+
+    fn observe(&self, route: Option<usize>, path: Option<&MatchedPath>, method: &Method, status: u16, secs: f64) {
+        let key = (route.unwrap_or(usize::MAX), method.clone(), status);
+        if let Ok(m) = self.metrics.read()
+            && let Some((c, h)) = m.get(&key)
+        {
+            c.increment(1);
+            h.record(secs);
+            return;
+        }
+        let name = match (route, path) {
+            (Some(i), _) => self.routes[i].0.clone(),
+            (None, Some(p)) => p.as_str().to_string(),
+            (None, None) => "unmatched".to_string(),
+        };
+        let labels = [("method", method.as_str().to_string()), ("route", name), ("status", status.to_string())];
+        let c = metrics::counter!("nubis_http_requests_total", &labels);
+        let h = metrics::histogram!("nubis_http_request_duration_seconds", &labels);
+        c.increment(1);
+        h.record(secs);
+        // Only documented routes are kept (unmatched paths are unbounded).
+        if route.is_some()
+            && let Ok(mut m) = self.metrics.write()
+        {
+            m.insert(key, (c, h));
+        }
+    }
+}
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-fn request_id(req: &Request) -> String {
-    if let Some(v) = req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok())
+fn request_id(req: &Request) -> HeaderValue {
+    if let Some(v) = req.headers().get(&X_REQUEST_ID)
         && !v.is_empty()
         && v.len() <= 128
-        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && v.as_bytes().iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        return v.to_string();
+        return v.clone();
     }
-    uuid::Uuid::new_v4().to_string()
+    // A random per-process prefix and a counter: unique, and cheaper than a random UUID.
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static N: AtomicU64 = AtomicU64::new(0);
+    let prefix = PREFIX.get_or_init(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string());
+    let id = format!("{prefix}-{:010x}", N.fetch_add(1, Ordering::Relaxed));
+    HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
 /// The outer layer: runs for every request, matched or not.
-pub async fn pipeline(State(ops): State<Arc<RouteOps>>, mut req: Request, next: Next) -> Response {
+pub async fn pipeline(State(routes): State<Arc<Routes>>, mut req: Request, next: Next) -> Response {
     let start = Instant::now();
     let id = request_id(&req);
     let method = req.method().clone();
@@ -44,17 +111,15 @@ pub async fn pipeline(State(ops): State<Arc<RouteOps>>, mut req: Request, next: 
     req.extensions_mut().insert(meta.clone());
     let mut res = next.run(req).await;
     let status = res.status().as_u16();
-    let route = meta.route.get().map(String::as_str).unwrap_or("unmatched");
+    let path = meta.route.get();
+    let route = routes.route_index(path);
     let h = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        h.insert(X_REQUEST_ID.clone(), v);
-    }
+    h.insert(X_REQUEST_ID.clone(), id.clone());
     h.insert("x-spec-version", HeaderValue::from_static(SPEC_VERSION));
-    if let Some(op) = ops.0.get(&(method.clone(), route.to_string())) {
-        let accepted = op.policy().scope.map(|s| s.to_string()).unwrap_or_default();
-        if let Ok(v) = HeaderValue::from_str(&accepted) {
-            h.insert("x-accepted-oauth-scopes", v);
-        }
+    if let Some(i) = route
+        && let Some(v) = routes.routes[i].1.get(&method)
+    {
+        h.insert("x-accepted-oauth-scopes", v.clone());
     }
     if let Some(s) = meta.scopes.get()
         && let Ok(v) = HeaderValue::from_str(s)
@@ -69,11 +134,14 @@ pub async fn pipeline(State(ops): State<Arc<RouteOps>>, mut req: Request, next: 
         h.insert("x-ratelimit-reset", HeaderValue::from(r.reset));
     }
     let elapsed = start.elapsed();
-    record_metrics(&method, route, status, elapsed.as_secs_f64());
+    routes.observe(route, path, &method, status, elapsed.as_secs_f64());
+    let route_name = path.map(MatchedPath::as_str).unwrap_or("unmatched");
+    let request_id = id.to_str().unwrap_or_default();
+    let latency_us = elapsed.as_micros() as u64;
     if let Some(InternalDetail(detail)) = res.extensions().get::<InternalDetail>() {
-        tracing::error!(target: "nubis::access", request_id = %id, method = %method, route, status, latency_us = elapsed.as_micros() as u64, error = %detail, "request failed");
+        tracing::error!(target: "nubis::access", request_id, method = method.as_str(), route = route_name, status, latency_us, error = %detail, "request failed");
     } else {
-        tracing::info!(target: "nubis::access", request_id = %id, method = %method, route, status, latency_us = elapsed.as_micros() as u64, "request");
+        tracing::info!(target: "nubis::access", request_id, method = method.as_str(), route = route_name, status, latency_us, "request");
     }
     res
 }
@@ -81,7 +149,7 @@ pub async fn pipeline(State(ops): State<Arc<RouteOps>>, mut req: Request, next: 
 /// The inner layer, run after routing: records which route template matched.
 pub async fn record_route(req: Request, next: Next) -> Response {
     if let (Some(p), Some(meta)) = (req.extensions().get::<MatchedPath>(), req.extensions().get::<Arc<RequestMeta>>()) {
-        let _ = meta.route.set(p.as_str().to_string());
+        let _ = meta.route.set(p.clone());
     }
     next.run(req).await
 }
@@ -96,31 +164,4 @@ pub fn prometheus() -> Option<&'static PrometheusHandle> {
             PrometheusBuilder::new().set_buckets(&buckets).ok().and_then(|b| b.install_recorder().ok())
         })
         .as_ref()
-}
-
-fn status_label(status: u16) -> &'static str {
-    const CODES: &[(u16, &str)] = &[
-        (200, "200"),
-        (204, "204"),
-        (400, "400"),
-        (401, "401"),
-        (403, "403"),
-        (404, "404"),
-        (405, "405"),
-        (413, "413"),
-        (429, "429"),
-        (500, "500"),
-        (503, "503"),
-    ];
-    CODES.iter().find(|(c, _)| *c == status).map(|(_, s)| *s).unwrap_or("other")
-}
-
-fn record_metrics(method: &Method, route: &str, status: u16, secs: f64) {
-    let labels = [
-        ("method", method.as_str().to_string()),
-        ("route", route.to_string()),
-        ("status", status_label(status).to_string()),
-    ];
-    metrics::counter!("nubis_http_requests_total", &labels).increment(1);
-    metrics::histogram!("nubis_http_request_duration_seconds", &labels).record(secs);
 }

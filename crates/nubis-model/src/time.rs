@@ -42,7 +42,9 @@ impl ZeroNanos for NaiveDateTime {
 
 impl std::fmt::Display for Timestamp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0.format(FORMAT))
+        use chrono::{Datelike, Timelike};
+        let (d, t) = (self.0.date(), self.0.time());
+        write!(f, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", d.year(), d.month(), d.day(), t.hour(), t.minute(), t.second())
     }
 }
 

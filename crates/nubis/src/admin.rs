@@ -16,7 +16,7 @@ fn fail(e: Error) -> anyhow::Error {
 }
 
 pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
-    crate::serve::init_logging(crate::cli::LogFormat::Text);
+    let _log = crate::logging::init(crate::cli::LogFormat::Text);
     let app = crate::serve::open(&args.state).await?;
     let result = match args.command {
         AdminCommand::Account(AccountCommand::Create { company, username, email, parent }) => {

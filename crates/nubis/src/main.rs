@@ -4,6 +4,7 @@
 mod admin;
 mod cli;
 mod config;
+mod logging;
 mod serve;
 
 use clap::Parser;

@@ -4,22 +4,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::cli::{ServeArgs, StateArgs, SyncMode};
 use anyhow::Context;
 use nubis_app::App;
 use nubis_app::mailer::Transport;
 use nubis_store::{Store, StoreOptions};
-use tracing_subscriber::EnvFilter;
-
-use crate::cli::{LogFormat, ServeArgs, StateArgs, SyncMode};
-
-pub fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("NUBIS_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
-}
 
 /// Opens the store and the application on the state the arguments name.
 pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
@@ -56,7 +45,7 @@ async fn shutdown_signal() {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
+    let _log = crate::logging::init(args.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let app = open(&args.state).await?;
 
