@@ -23,6 +23,9 @@ use crate::meta::RequestMeta;
 
 pub const SPEC_VERSION: &str = "4.176.0";
 
+/// Metric handles of one (route index, method, status).
+type MetricHandles = HashMap<(usize, Method, u16), (Counter, Histogram)>;
+
 /// What is known about each route before any request arrives.
 #[derive(Default)]
 pub struct Routes {
@@ -31,7 +34,7 @@ pub struct Routes {
     /// Per route: its template and, per method, the `X-Accepted-OAuth-Scopes` value.
     routes: Vec<(String, HashMap<Method, HeaderValue>)>,
     /// Metric handles per (route index, method, status).
-    metrics: RwLock<HashMap<(usize, Method, u16), (Counter, Histogram)>>,
+    metrics: RwLock<MetricHandles>,
 }
 
 impl Routes {
