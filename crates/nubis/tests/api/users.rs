@@ -244,3 +244,61 @@ async fn proxy_users_cannot_be_deleted_and_only_restricted_changes() {
     assert_eq!(g.ok()["global"]["add_vpcs"], true);
     assert_eq!(child.get("/account/users").await.ok()["data"][0]["user_type"], "child");
 }
+
+/// A minimal SMTP server on 127.0.0.1 that records the messages it receives.
+async fn fake_smtp() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("smtp://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let (r, mut w) = sock.into_split();
+                let mut lines = BufReader::new(r).lines();
+                let _ = w.write_all(b"220 fake ESMTP\r\n").await;
+                let mut data: Option<String> = None;
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Some(d) = data.as_mut() {
+                        if line == "." {
+                            let _ = tx.send(data.take().unwrap_or_default());
+                            let _ = w.write_all(b"250 queued\r\n").await;
+                        } else {
+                            d.push_str(&line);
+                            d.push('\n');
+                        }
+                        continue;
+                    }
+                    let cmd = line.to_ascii_uppercase();
+                    let reply: &[u8] = if cmd.starts_with("EHLO") || cmd.starts_with("HELO") {
+                        b"250 fake\r\n"
+                    } else if cmd.starts_with("DATA") {
+                        data = Some(String::new());
+                        b"354 go ahead\r\n"
+                    } else if cmd.starts_with("QUIT") {
+                        let _ = w.write_all(b"221 bye\r\n").await;
+                        break;
+                    } else {
+                        b"250 ok\r\n"
+                    };
+                    let _ = w.write_all(reply).await;
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
+#[tokio::test]
+async fn with_an_smtp_url_the_confirmation_message_is_sent_by_smtp() {
+    let (url, mut rx) = fake_smtp().await;
+    let s = TestServer::start_with(Options { extra_args: vec!["--smtp-url".into(), url], ..Default::default() }).await;
+    s.api().post("/account/users", json!({"username": "mailed", "email": "mailed@example.com"})).await.ok();
+    let msg = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv()).await.expect("a message").unwrap();
+    assert!(msg.contains("To: mailed@example.com"), "{msg}");
+    assert!(msg.contains("mailed"), "{msg}");
+    let (ok, out, _) = s.admin(&["outbox"]);
+    assert!(ok && out.contains("delivered"), "{out}");
+    assert!(!s.dir.join("outbox").exists(), "no files when SMTP is used");
+}
