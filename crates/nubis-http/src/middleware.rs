@@ -142,9 +142,9 @@ pub async fn pipeline(State(routes): State<Arc<Routes>>, mut req: Request, next:
     let request_id = id.to_str().unwrap_or_default();
     let latency_us = elapsed.as_micros() as u64;
     if let Some(InternalDetail(detail)) = res.extensions().get::<InternalDetail>() {
-        tracing::error!(target: "nubis::access", request_id, method = method.as_str(), route = route_name, status, latency_us, error = %detail, "request failed");
+        tracing::error!(target: "nubis::access", request_id = %request_id, method = %method, route = %route_name, status, latency_us, error = %detail, "request failed");
     } else {
-        tracing::info!(target: "nubis::access", request_id, method = method.as_str(), route = route_name, status, latency_us, "request");
+        tracing::info!(target: "nubis::access", request_id = %request_id, method = %method, route = %route_name, status, latency_us, "request");
     }
     res
 }

@@ -175,3 +175,63 @@ impl Store {
         row.as_ref().map(event).transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use nubis_model::account::UserType;
+    use nubis_model::event::{EventEntity, NewEvent};
+
+    use super::*;
+    use crate::accounts::NewAccount;
+    use crate::users::NewUser;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn events_older_than_the_window_are_not_listed() {
+        let store = crate::Store::open("sqlite::memory:", &Default::default()).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        let now = Timestamp::now();
+        let a = tx
+            .account_insert(&NewAccount { euuid: "E1", parent_id: None, company: "c", email: "a@b.c", created: now })
+            .await
+            .unwrap();
+        let u = tx
+            .user_insert(&NewUser {
+                account_id: a.id,
+                username: "u1",
+                email: "a@b.c",
+                restricted: false,
+                user_type: UserType::Default,
+                is_owner: true,
+                created: now,
+            })
+            .await
+            .unwrap();
+        let ev = |action| NewEvent {
+            account_id: a.id,
+            action,
+            entity: Some(EventEntity::new("user", u.id, "u1", "/v4/account/users/u1")),
+            secondary: None,
+            username: None,
+            status: "finished",
+            message: None,
+            visible_with: None,
+            subject_user_id: None,
+        };
+        let old = tx.event_insert(&ev("user_update")).await.unwrap();
+        tx.event_insert(&ev("user_create")).await.unwrap();
+        query("UPDATE events SET created = $1 WHERE id = $2")
+            .bind(now.minus_days(91))
+            .bind(old)
+            .execute(tx.h())
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let viewer = EventViewer { account_id: a.id, user_id: u.id, restricted: false };
+        let (events, total) = store.events_page(&viewer, now.minus_days(90), &Filter::default(), 1, 100).await.unwrap();
+        assert_eq!(total, 1);
+        assert_eq!(events[0].action, "user_create");
+        assert!(store.event_get(&viewer, now.minus_days(90), old).await.unwrap().is_none());
+        assert!(store.event_get(&viewer, now.minus_days(100), old).await.unwrap().is_some());
+        store.close().await;
+    }
+}

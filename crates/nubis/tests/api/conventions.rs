@@ -241,3 +241,46 @@ async fn harmless_variations_are_accepted() {
     let r = api.post(&format!("/account/events/{ev}/seen"), json!({})).await;
     assert_eq!(r.ok(), &json!({}));
 }
+
+#[tokio::test]
+async fn every_request_gets_one_access_log_line_without_secrets() {
+    let mut s = TestServer::start_with(Options { log: "info", ..Default::default() }).await;
+    let r = s.api().get("/account/users?page=1").await;
+    let id = r.header("x-request-id").unwrap().to_string();
+    let secret =
+        s.api().post("/profile/tokens", json!({"label": "hidden"})).await.ok()["token"].as_str().unwrap().to_string();
+    assert!(s.stop());
+    let log = s.log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(&id)).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    for part in ["method=GET", "route=/v4/account/users", "status=200", "latency_us="] {
+        assert!(lines[0].contains(part), "{part} missing in {}", lines[0]);
+    }
+    assert!(!log.contains(&secret), "a token secret reached the log");
+    assert!(!log.contains(&s.token), "the bootstrap token reached the log");
+}
+
+#[tokio::test]
+async fn a_throwaway_in_memory_database_works() {
+    let s = TestServer::start_with(Options { database: Some("sqlite::memory:".into()), ..Default::default() }).await;
+    s.api().post("/account/users", json!({"username": "ephemeral", "email": "e@example.com"})).await.ok();
+    assert_eq!(s.api().get("/account/users").await.ok()["results"], 2);
+}
+
+#[tokio::test]
+async fn the_catalog_lists_regions_types_and_images() {
+    let s = TestServer::start().await;
+    let anon = s.api().anonymous();
+    let regions = anon.get("/regions").await;
+    let r = regions.ok()["data"].as_array().unwrap();
+    assert!(r.len() >= 3);
+    assert!(r.iter().any(|r| r["capabilities"].as_array().unwrap().iter().any(|c| c == "VPCs")));
+    anon.get("/regions/nowhere").await.expect_error(404, "-");
+    let types = anon.get_filtered("/compute/types", r#"{"class": "standard"}"#).await;
+    assert!(types.ok()["data"].as_array().unwrap().iter().all(|t| t["class"] == "standard"));
+    assert!(types.body["data"][0]["price"]["monthly"].is_number());
+    anon.get("/compute/types/g6-nanode-1").await.ok();
+    assert_eq!(anon.get("/images/linode%2Fdebian12").await.ok()["id"], "linode/debian12");
+    assert_eq!(anon.get("/images/linode/debian12").await.ok()["id"], "linode/debian12");
+    anon.get("/images/linode/nothing").await.expect_error(404, "-");
+}

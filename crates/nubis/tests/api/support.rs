@@ -79,16 +79,22 @@ pub struct TestServer {
     pub database: String,
     child: Option<Child>,
     config: String,
+    log_level: &'static str,
+    extra: Vec<String>,
 }
 
 pub struct Options {
     pub config: String,
     pub extra_args: Vec<String>,
+    /// `NUBIS_LOG` of the server (`warn` unless a test reads the access log).
+    pub log: &'static str,
+    /// Database URL instead of a fresh one.
+    pub database: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { config: TEST_CONFIG.to_string(), extra_args: Vec::new() }
+        Options { config: TEST_CONFIG.to_string(), extra_args: Vec::new(), log: "warn", database: None }
     }
 }
 
@@ -102,7 +108,10 @@ impl TestServer {
         let dir = std::env::temp_dir().join(unique("nubis-test-"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.toml"), &opts.config).unwrap();
-        let database = fresh_database(&dir).await;
+        let database = match opts.database {
+            Some(d) => d,
+            None => fresh_database(&dir).await,
+        };
         let token = unique("bootstrap-token-");
         let mut s = TestServer {
             base: String::new(),
@@ -112,12 +121,14 @@ impl TestServer {
             database,
             child: None,
             config: opts.config,
+            log_level: opts.log,
+            extra: opts.extra_args,
         };
-        s.spawn(&opts.extra_args, "127.0.0.1:0");
+        s.spawn("127.0.0.1:0");
         s
     }
 
-    fn spawn(&mut self, extra: &[String], listen: &str) {
+    fn spawn(&mut self, listen: &str) {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join("server.log")).unwrap();
         let mut child = Command::new(BIN)
             .arg("serve")
@@ -125,8 +136,8 @@ impl TestServer {
             .arg(&self.dir)
             .args(["--database", &self.database, "--bootstrap-token", &self.token, "--config"])
             .arg(self.dir.join("config.toml"))
-            .args(extra)
-            .env("NUBIS_LOG", "warn")
+            .args(&self.extra)
+            .env("NUBIS_LOG", self.log_level)
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
             .spawn()
@@ -184,7 +195,7 @@ impl TestServer {
     /// Starts the server again on the same database and address.
     pub fn restart(&mut self) {
         let listen = self.addr.clone();
-        self.spawn(&[], &listen);
+        self.spawn(&listen);
     }
 
     /// Runs `nubis admin ...` on this server's database; returns (success, stdout, stderr).
