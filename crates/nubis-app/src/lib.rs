@@ -12,6 +12,7 @@ pub mod mailer;
 pub mod profile;
 pub mod tokens;
 pub mod users;
+pub mod vpc;
 
 use std::sync::Arc;
 

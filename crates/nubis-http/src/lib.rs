@@ -36,6 +36,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::profile::router())
         .merge(routes::users::router())
         .merge(routes::events::router())
+        .merge(routes::vpcs::router())
 }
 
 /// The OpenAPI document of the whole API.

@@ -51,7 +51,7 @@ pub async fn pipeline(State(ops): State<Arc<RouteOps>>, mut req: Request, next: 
     }
     h.insert("x-spec-version", HeaderValue::from_static(SPEC_VERSION));
     if let Some(op) = ops.0.get(&(method.clone(), route.to_string())) {
-        let accepted = op.policy().scope.map(|s| s.to_string()).unwrap_or_default();
+        let accepted = op.policy().accepted_scopes();
         if let Ok(v) = HeaderValue::from_str(&accepted) {
             h.insert("x-accepted-oauth-scopes", v);
         }

@@ -14,11 +14,14 @@ pub mod accounts;
 mod cache;
 pub mod events;
 pub mod grants;
+pub mod instances;
+pub mod interfaces;
 pub mod outbox;
 mod rows;
 mod sql;
 pub mod tokens;
 pub mod users;
+pub mod vpcs;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,10 +69,16 @@ struct Inner {
     cache: Cache,
 }
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "foundation", include_str!("../migrations/sqlite/0001_foundation.sql"))];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "foundation", include_str!("../migrations/postgres/0001_foundation.sql"))];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "foundation", include_str!("../migrations/sqlite/0001_foundation.sql")),
+    (2, "vpcs", include_str!("../migrations/sqlite/0002_vpcs.sql")),
+    (3, "instances", include_str!("../migrations/sqlite/0003_instances.sql")),
+];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "foundation", include_str!("../migrations/postgres/0001_foundation.sql")),
+    (2, "vpcs", include_str!("../migrations/postgres/0002_vpcs.sql")),
+    (3, "instances", include_str!("../migrations/postgres/0003_instances.sql")),
+];
 
 impl Store {
     /// Opens (creating if needed) the database at `url` and applies the migrations.

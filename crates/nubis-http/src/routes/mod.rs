@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod events;
 pub mod profile;
 pub mod users;
+pub mod vpcs;
 
 use axum::Json;
 use serde_json::{Value, json};

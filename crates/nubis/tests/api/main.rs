@@ -12,3 +12,4 @@ mod events;
 mod lifecycle;
 mod profile;
 mod users;
+mod vpcs;

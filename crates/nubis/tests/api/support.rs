@@ -412,3 +412,14 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One integer from the server's database (for invariants the API cannot show, such as rows
+/// left behind). Read-only.
+pub async fn db_scalar(server: &TestServer, sql: &str) -> i64 {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&server.database).await.expect("connect to the test database");
+    let v: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&mut conn).await.expect("query");
+    let _ = conn.close().await;
+    v
+}
