@@ -8,14 +8,18 @@ pub mod admin;
 pub mod auth;
 pub mod catalog;
 pub mod events;
+pub mod instance;
+pub mod ip;
 pub mod mailer;
 pub mod profile;
+pub mod runtime;
 pub mod tokens;
 pub mod users;
 pub mod vpc;
 
 use std::sync::Arc;
 
+use nubis_ipam::Ipv4Pool;
 use nubis_model::config::Config;
 use nubis_model::{Error, Result};
 use nubis_store::Store;
@@ -32,13 +36,38 @@ pub struct App {
     pub(crate) catalog: Arc<catalog::Catalog>,
     /// Wakes the mailer after a commit that queued messages.
     pub(crate) mail_kick: Arc<Notify>,
+    /// What runs instances (the simulated driver unless [`App::with_driver`] says otherwise).
+    pub(crate) driver: Arc<dyn runtime::Driver>,
+    /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
+    pub(crate) private_pool: Ipv4Pool,
 }
 
 impl App {
     /// Builds the application over an opened store. The configuration is checked here.
     pub fn new(store: Store, config: Config) -> Result<App> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
-        Ok(App { store, config: Arc::new(config), catalog: Arc::new(catalog), mail_kick: Arc::new(Notify::new()) })
+        let private_pool = config
+            .network
+            .private_ipv4
+            .parse()
+            .map_err(|e| format!("{e}"))
+            .and_then(Ipv4Pool::private)
+            .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
+        let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
+        Ok(App {
+            store,
+            config: Arc::new(config),
+            catalog: Arc::new(catalog),
+            mail_kick: Arc::new(Notify::new()),
+            driver,
+            private_pool,
+        })
+    }
+
+    /// The same application with another instance driver.
+    pub fn with_driver(mut self, driver: Arc<dyn runtime::Driver>) -> App {
+        self.driver = driver;
+        self
     }
 
     pub fn config(&self) -> &Config {

@@ -13,6 +13,7 @@ pub mod filter;
 pub mod firewall;
 pub mod grants;
 pub mod instance;
+pub mod ip;
 pub mod page;
 pub mod scope;
 pub mod time;

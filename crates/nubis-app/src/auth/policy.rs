@@ -76,7 +76,6 @@ const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Pol
 }
 
 /// `p`, also requiring `area:level`.
-#[allow(dead_code)] // the address operations use it
 const fn and(mut p: Policy, area: Area, level: Level) -> Policy {
     p.also = scope(area, level);
     p
@@ -154,6 +153,27 @@ ops! {
     SubnetGet = "subnet_get" => entity(Area::Vpc, RO, GrantKind::Vpc, P_RO);
     SubnetUpdate = "subnet_update" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
     SubnetDelete = "subnet_delete" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+
+    // Compute instances.
+    InstanceList = "instance_list" => scoped(Area::Instances, RO);
+    InstanceCreate = "instance_create" => global(Area::Instances, GlobalFlag::AddInstances);
+    InstanceGet = "instance_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceUpdate = "instance_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDelete = "instance_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBoot = "instance_boot" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceShutdown = "instance_shutdown" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceReboot = "instance_reboot" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceIpsList = "instance_ips_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceIpAllocate = "instance_ip_allocate" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceIpGet = "instance_ip_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceFirewallsList = "instance_firewalls_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceNodebalancersList = "instance_nodebalancers_list" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+
+    // IP addresses (spec 4.10). An address's grant is its instance's.
+    IpList = "ip_list" => scoped(Area::Ips, RO);
+    IpAllocate = "ip_allocate" => and(entity(Area::Ips, RW, GrantKind::Instance, P_RW), Area::Instances, RW);
+    IpGet = "ip_get" => entity(Area::Ips, RO, GrantKind::Instance, P_RO);
 }
 
 #[cfg(test)]

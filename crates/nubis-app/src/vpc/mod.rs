@@ -69,7 +69,7 @@ impl App {
         self.authorize(actor, Op::VpcCreate).await?;
         let valid = validate::check_vpc_create(&self.catalog, &input)?;
         let valid = &valid;
-        let id = retry(|| async move {
+        let (v, subnets) = retry(|| async move {
             let mut tx = self.store.begin().await?;
             let now = Timestamp::now();
             let v = tx
@@ -84,6 +84,7 @@ impl App {
                 .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
             tx.event_insert(&event(actor, "vpc_create", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
                 .await?;
+            let mut rows = Vec::new();
             for (i, s) in valid.subnets.iter().enumerate() {
                 let row = tx
                     .subnet_insert(&NewSubnet {
@@ -98,21 +99,19 @@ impl App {
                     .await
                     .map_err(|e| e.unique_as(&format!("subnets[{i}].label"), SUBNET_LABEL_TAKEN))?;
                 tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
+                rows.push(row);
             }
             if actor.restricted {
                 tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
             }
             tx.commit().await?;
-            Ok(v.id)
+            Ok((v, rows))
         })
         .await?;
-        self.vpc_read_back(actor, id).await
-    }
-
-    async fn vpc_read_back(&self, actor: &Actor, id: i64) -> Result<Vpc> {
-        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
-        let v = vpcs.iter().find(|v| v.id == id).ok_or(Error::NotFound)?;
-        Ok(self.vpc_world(actor.account_id).await?.vpc(v))
+        let world = self.vpc_world(actor.account_id).await?;
+        let mut view = world.vpc(&v);
+        view.subnets = subnets.iter().map(|s| world.subnet(s)).collect();
+        Ok(view)
     }
 
     pub async fn vpc_update(&self, actor: &Actor, id: i64, input: VpcUpdate) -> Result<Vpc> {
@@ -127,7 +126,7 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        retry(|| async move {
+        let v = retry(|| async move {
             let mut tx = self.store.begin().await?;
             tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
             let v = tx
@@ -136,10 +135,11 @@ impl App {
                 .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
             tx.event_insert(&event(actor, "vpc_update", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
                 .await?;
-            tx.commit().await
+            tx.commit().await?;
+            Ok(v)
         })
         .await?;
-        self.vpc_read_back(actor, id).await
+        Ok(self.vpc_world(actor.account_id).await?.vpc(&v))
     }
 
     /// Deletes a VPC and its subnets, or nothing when any subnet is in use.
@@ -172,10 +172,6 @@ impl App {
     pub async fn subnet_get(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
         self.authorize(actor, Op::SubnetGet).await?;
         self.own_vpc(actor, Op::SubnetGet, vpc_id).await?;
-        self.subnet_read_back(actor, vpc_id, id).await
-    }
-
-    async fn subnet_read_back(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
         let world = self.vpc_world(actor.account_id).await?;
         let s = world.subnets.iter().find(|s| s.id == id && s.vpc_id == vpc_id).ok_or(Error::NotFound)?;
         Ok(world.subnet(s))
@@ -190,7 +186,7 @@ impl App {
         p.finish()?;
         let s = valid.ok_or_else(|| Error::internal("subnet passed its checks without a value"))?;
         let s = &s;
-        let id = retry(|| async move {
+        let row = retry(|| async move {
             let mut tx = self.store.begin().await?;
             let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
             if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
@@ -210,10 +206,10 @@ impl App {
                 .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
             tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
             tx.commit().await?;
-            Ok(row.id)
+            Ok(row)
         })
         .await?;
-        self.subnet_read_back(actor, vpc_id, id).await
+        Ok(self.vpc_world(actor.account_id).await?.subnet(&row))
     }
 
     pub async fn subnet_update(&self, actor: &Actor, vpc_id: i64, id: i64, input: SubnetUpdate) -> Result<Subnet> {
@@ -230,7 +226,7 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        retry(|| async move {
+        let s = retry(|| async move {
             let mut tx = self.store.begin().await?;
             let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
             let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
@@ -240,10 +236,11 @@ impl App {
                 .await
                 .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
             tx.event_insert(&subnet_event(actor, "subnet_update", &s, &v)).await?;
-            tx.commit().await
+            tx.commit().await?;
+            Ok(s)
         })
         .await?;
-        self.subnet_read_back(actor, vpc_id, id).await
+        Ok(self.vpc_world(actor.account_id).await?.subnet(&s))
     }
 
     pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {

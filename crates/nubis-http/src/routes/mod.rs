@@ -3,6 +3,8 @@
 
 pub mod catalog;
 pub mod events;
+pub mod instances;
+pub mod ips;
 pub mod profile;
 pub mod users;
 pub mod vpcs;

@@ -43,6 +43,14 @@ impl Fixtures {
             .await;
         m.insert("vpc_id", v.ok()["id"].to_string());
         m.insert("vpc_subnet_id", v.body["subnets"][0]["id"].to_string());
+        let i = api
+            .post(
+                "/compute/instances",
+                json!({"region": "us-east", "type": "g6-nanode-1", "label": "fixture-instance", "booted": false, "private_ip": true}),
+            )
+            .await;
+        m.insert("instance_id", i.ok()["id"].to_string());
+        m.insert("address", i.body["ipv4"][0].as_str().unwrap().to_string());
         m.insert("region_id", "us-east".to_string());
         m.insert("type_id", "g6-nanode-1".to_string());
         m.insert("image_id", "linode%2Fdebian12".to_string());
