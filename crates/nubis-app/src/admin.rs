@@ -7,6 +7,7 @@ use nubis_model::scope::Scopes;
 use nubis_model::validate::{is_email, is_username};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::accounts::NewAccount;
+pub use nubis_store::instances::InstanceFlag;
 use nubis_store::outbox::OutboxMessage;
 use nubis_store::tokens::NewToken;
 use nubis_store::users::NewUser;
@@ -238,6 +239,21 @@ impl App {
 
     pub async fn admin_outbox(&self) -> Result<Vec<OutboxMessage>> {
         self.store.outbox_all().await
+    }
+}
+
+impl App {
+    /// Sets an operator flag of an instance (`nubis admin instance ...`): enabled for additional
+    /// public IPv4 addresses, or in live migration.
+    pub async fn admin_instance_flag(&self, id: i64, flag: InstanceFlag, on: bool) -> Result<()> {
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            if !tx.instance_set_flag(id, flag, on).await? {
+                return Err(Error::invalid("id", format!("No instance with id {id}")));
+            }
+            tx.commit().await
+        })
+        .await
     }
 }
 

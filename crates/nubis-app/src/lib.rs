@@ -8,13 +8,18 @@ pub mod admin;
 pub mod auth;
 pub mod catalog;
 pub mod events;
+pub mod instance;
+pub mod ip;
 pub mod mailer;
 pub mod profile;
+pub mod runtime;
 pub mod tokens;
 pub mod users;
+pub mod vpc;
 
 use std::sync::Arc;
 
+use nubis_ipam::Ipv4Pool;
 use nubis_model::config::Config;
 use nubis_model::{Error, Result};
 use nubis_store::Store;
@@ -33,6 +38,10 @@ pub struct AppInner {
     pub(crate) catalog: catalog::Catalog,
     /// Wakes the mailer after a commit that queued messages.
     pub(crate) mail_kick: Notify,
+    /// What runs instances (the simulated driver unless [`App::new_with_driver`] says otherwise).
+    pub(crate) driver: Arc<dyn runtime::Driver>,
+    /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
+    pub(crate) private_pool: Ipv4Pool,
 }
 
 impl std::ops::Deref for App {
@@ -45,8 +54,21 @@ impl std::ops::Deref for App {
 impl App {
     /// Builds the application over an opened store. The configuration is checked here.
     pub fn new(store: Store, config: Config) -> Result<App> {
+        let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
+        Self::new_with_driver(store, config, driver)
+    }
+
+    /// The same, with another instance driver.
+    pub fn new_with_driver(store: Store, config: Config, driver: Arc<dyn runtime::Driver>) -> Result<App> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
-        Ok(App(Arc::new(AppInner { store, config, catalog, mail_kick: Notify::new() })))
+        let private_pool = config
+            .network
+            .private_ipv4
+            .parse()
+            .map_err(|e| format!("{e}"))
+            .and_then(Ipv4Pool::private)
+            .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
+        Ok(App(Arc::new(AppInner { store, config, catalog, mail_kick: Notify::new(), driver, private_pool })))
     }
 
     pub fn config(&self) -> &Config {

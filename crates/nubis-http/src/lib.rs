@@ -36,6 +36,9 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::profile::router())
         .merge(routes::users::router())
         .merge(routes::events::router())
+        .merge(routes::vpcs::router())
+        .merge(routes::instances::router())
+        .merge(routes::ips::router())
 }
 
 /// The OpenAPI document of the whole API.

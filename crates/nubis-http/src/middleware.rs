@@ -47,7 +47,7 @@ impl Routes {
             if i == r.routes.len() {
                 r.routes.push((path, HashMap::new()));
             }
-            let accepted = op.policy().scope.map(|s| s.to_string()).unwrap_or_default();
+            let accepted = op.policy().accepted_scopes();
             if let Ok(v) = HeaderValue::from_str(&accepted) {
                 r.routes[i].1.insert(m, v);
             }

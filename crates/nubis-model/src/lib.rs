@@ -12,10 +12,13 @@ pub mod event;
 pub mod filter;
 pub mod firewall;
 pub mod grants;
+pub mod instance;
+pub mod ip;
 pub mod page;
 pub mod scope;
 pub mod time;
 pub mod validate;
+pub mod vpc;
 
 pub use error::{Error, FieldError, Problems, Result};
 pub use time::Timestamp;

@@ -129,6 +129,12 @@ impl Tx<'_> {
         Ok(id)
     }
 
+    /// Changes the status of an event (a `started` event of a long operation becomes `finished`).
+    pub async fn event_set_status(&mut self, id: i64, status: &str) -> Result<()> {
+        query("UPDATE events SET status = $2 WHERE id = $1").bind(id).bind(status).execute(self.h()).await?;
+        Ok(())
+    }
+
     pub async fn event_mark_read(&mut self, user_id: i64, event_id: i64) -> Result<()> {
         query("INSERT INTO event_reads (user_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(user_id)

@@ -104,14 +104,14 @@ impl Store {
 /// The table that holds the entities of a grant kind, for kinds this cloud serves.
 fn entity_table(kind: GrantKind) -> Option<&'static str> {
     match kind {
+        GrantKind::Vpc => Some("vpcs"),
+        GrantKind::Instance => Some("instances"),
         GrantKind::Database
         | GrantKind::Domain
         | GrantKind::Image
         | GrantKind::Longview
         | GrantKind::Stackscript
         | GrantKind::Volume
-        | GrantKind::Instance
-        | GrantKind::Vpc
         | GrantKind::Nodebalancer
         | GrantKind::Firewall => None,
     }

@@ -15,11 +15,16 @@ mod cache;
 pub(crate) mod db;
 pub mod events;
 pub mod grants;
+pub mod instances;
+pub mod interfaces;
+pub mod ips;
 pub mod outbox;
+pub mod ranges;
 mod rows;
 mod sql;
 pub mod tokens;
 pub mod users;
+pub mod vpcs;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,13 +73,25 @@ struct Inner {
     cache: Cache,
 }
 
+/// One migration: its version, its name, and its DDL for each engine (files
+/// `migrations/{sqlite,postgres}/NNNN_<name>.sql`).
+macro_rules! migration {
+    ($v:expr, $name:literal, $file:literal) => {
+        (
+            $v,
+            $name,
+            include_str!(concat!("../migrations/sqlite/", $file)),
+            include_str!(concat!("../migrations/postgres/", $file)),
+        )
+    };
+}
+
 /// Migrations, in order: (version, name, SQLite DDL, PostgreSQL DDL).
-const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
-    1,
-    "foundation",
-    include_str!("../migrations/sqlite/0001_foundation.sql"),
-    include_str!("../migrations/postgres/0001_foundation.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    migration!(1, "foundation", "0001_foundation.sql"),
+    migration!(2, "vpcs", "0002_vpcs.sql"),
+    migration!(3, "instances", "0003_instances.sql"),
+];
 
 impl Store {
     /// Opens (creating if needed) the database at `url` and applies the migrations.

@@ -2,7 +2,9 @@
 
 use nubis_model::Error;
 
-use crate::cli::{AccountCommand, AdminArgs, AdminCommand, TokenCommand, UserCommand};
+use nubis_app::admin::InstanceFlag;
+
+use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, TokenCommand, UserCommand};
 
 fn fail(e: Error) -> anyhow::Error {
     match e {
@@ -47,6 +49,17 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
         AdminCommand::Token(TokenCommand::Create { username, scopes, expiry_days, label }) => {
             let secret = app.admin_token_create(&username, &scopes, expiry_days, &label).await.map_err(fail)?;
             println!("{secret}");
+            Ok(())
+        }
+        AdminCommand::Instance(InstanceCommand::AllowExtraIpv4 { id, off }) => {
+            app.admin_instance_flag(id, InstanceFlag::ExtraIpv4, !off).await.map_err(fail)?;
+            let state = if off { "no longer allowed" } else { "allowed" };
+            println!("instance {id}: additional public IPv4 addresses {state}");
+            Ok(())
+        }
+        AdminCommand::Instance(InstanceCommand::LiveMigration { id, on, off: _ }) => {
+            app.admin_instance_flag(id, InstanceFlag::LiveMigration, on).await.map_err(fail)?;
+            println!("instance {id}: live migration {}", if on { "on" } else { "off" });
             Ok(())
         }
         AdminCommand::Outbox => {

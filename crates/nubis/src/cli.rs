@@ -98,6 +98,31 @@ pub enum AdminCommand {
     Token(TokenCommand),
     /// Messages sent (or queued) by nubis.
     Outbox,
+    /// Compute instances.
+    #[command(subcommand)]
+    Instance(InstanceCommand),
+}
+
+#[derive(Subcommand)]
+pub enum InstanceCommand {
+    /// Enable an instance for additional public IPv4 addresses (what "by support request" means
+    /// here); `--off` withdraws it.
+    AllowExtraIpv4 {
+        /// The instance's id.
+        id: i64,
+        #[arg(long)]
+        off: bool,
+    },
+    /// Mark an instance as being in live migration (firewall changes are refused meanwhile), or
+    /// clear the mark.
+    LiveMigration {
+        /// The instance's id.
+        id: i64,
+        #[arg(long, conflicts_with = "off", required_unless_present = "off")]
+        on: bool,
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -67,6 +67,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => Transport::Files(args.state.data_dir.join("outbox")),
     };
     let mailer = app.spawn_mailer(transport)?;
+    // Instances left mid-transition by the last run (a crash, a restart) complete now.
+    let resumed = app.runtime_resume().await?;
+    if resumed > 0 {
+        tracing::info!(resumed, "resumed instance transitions");
+    }
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;

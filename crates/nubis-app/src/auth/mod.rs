@@ -76,10 +76,10 @@ impl App {
     /// once the entity is found.
     pub async fn authorize(&self, actor: &Actor, op: Op) -> Result<()> {
         let p = op.policy();
-        if let Some(scope) = p.scope
-            && !actor.scopes.allows(scope)
-        {
-            return Err(Error::Forbidden("Your OAuth token is not authorized to use this endpoint.".into()));
+        for scope in [p.scope, p.also].into_iter().flatten() {
+            if !actor.scopes.allows(scope) {
+                return Err(Error::Forbidden("Your OAuth token is not authorized to use this endpoint.".into()));
+            }
         }
         if p.unrestricted_only && actor.restricted {
             return Err(Error::forbidden());

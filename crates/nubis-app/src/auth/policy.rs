@@ -26,15 +26,24 @@ pub struct Policy {
     /// No authentication at all (the catalog).
     pub public: bool,
     pub scope: Option<Scope>,
+    /// A second scope the token must also carry: the reference names two for some operations
+    /// (allocating, assigning and sharing addresses need `ips:read_write` and
+    /// `instances:read_write`).
+    pub also: Option<Scope>,
     pub unrestricted_only: bool,
     pub grant: Grant,
 }
 
+impl Policy {
+    /// The scopes the operation accepts, as the `X-Accepted-OAuth-Scopes` header shows them.
+    pub fn accepted_scopes(&self) -> String {
+        [self.scope, self.also].iter().flatten().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
+    }
+}
+
 const RO: Level = Level::ReadOnly;
 const RW: Level = Level::ReadWrite;
-#[allow(dead_code)]
 const P_RO: Permission = Permission::ReadOnly;
-#[allow(dead_code)]
 const P_RW: Permission = Permission::ReadWrite;
 
 const fn scope(area: Area, level: Level) -> Option<Scope> {
@@ -42,24 +51,34 @@ const fn scope(area: Area, level: Level) -> Option<Scope> {
 }
 
 const fn public() -> Policy {
-    Policy { public: true, scope: None, unrestricted_only: false, grant: Grant::None }
+    Policy { public: true, scope: None, also: None, unrestricted_only: false, grant: Grant::None }
 }
 const fn any_token() -> Policy {
-    Policy { public: false, scope: None, unrestricted_only: false, grant: Grant::None }
+    Policy { public: false, scope: None, also: None, unrestricted_only: false, grant: Grant::None }
 }
 const fn scoped(area: Area, level: Level) -> Policy {
-    Policy { public: false, scope: scope(area, level), unrestricted_only: false, grant: Grant::None }
+    Policy { public: false, scope: scope(area, level), also: None, unrestricted_only: false, grant: Grant::None }
 }
 const fn unrestricted(area: Area, level: Level) -> Policy {
-    Policy { public: false, scope: scope(area, level), unrestricted_only: true, grant: Grant::None }
+    Policy { public: false, scope: scope(area, level), also: None, unrestricted_only: true, grant: Grant::None }
 }
-#[allow(dead_code)] // used by the areas that need global grants
 const fn global(area: Area, flag: GlobalFlag) -> Policy {
-    Policy { public: false, scope: scope(area, RW), unrestricted_only: false, grant: Grant::Global(flag) }
+    Policy { public: false, scope: scope(area, RW), also: None, unrestricted_only: false, grant: Grant::Global(flag) }
 }
-#[allow(dead_code)] // used by the areas with per-entity grants
 const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Policy {
-    Policy { public: false, scope: scope(area, level), unrestricted_only: false, grant: Grant::Entity(kind, p) }
+    Policy {
+        public: false,
+        scope: scope(area, level),
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::Entity(kind, p),
+    }
+}
+
+/// `p`, also requiring `area:level`.
+const fn and(mut p: Policy, area: Area, level: Level) -> Policy {
+    p.also = scope(area, level);
+    p
 }
 
 macro_rules! ops {
@@ -120,6 +139,41 @@ ops! {
     EventGet = "event_get" => scoped(Area::Events, RO);
     EventRead = "event_read" => scoped(Area::Events, RO);
     EventSeen = "event_seen" => scoped(Area::Events, RO);
+
+    // VPCs and subnets (spec 4.1). Reads name no scope in the spec: `vpc:read_only`.
+    VpcList = "vpc_list" => scoped(Area::Vpc, RO);
+    VpcCreate = "vpc_create" => global(Area::Vpc, GlobalFlag::AddVpcs);
+    VpcIpsListAll = "vpc_ips_list_all" => scoped(Area::Ips, RO);
+    VpcGet = "vpc_get" => entity(Area::Vpc, RO, GrantKind::Vpc, P_RO);
+    VpcUpdate = "vpc_update" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+    VpcDelete = "vpc_delete" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+    VpcIpsList = "vpc_ips_list" => entity(Area::Ips, RO, GrantKind::Vpc, P_RO);
+    SubnetList = "subnet_list" => entity(Area::Vpc, RO, GrantKind::Vpc, P_RO);
+    SubnetCreate = "subnet_create" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+    SubnetGet = "subnet_get" => entity(Area::Vpc, RO, GrantKind::Vpc, P_RO);
+    SubnetUpdate = "subnet_update" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+    SubnetDelete = "subnet_delete" => entity(Area::Vpc, RW, GrantKind::Vpc, P_RW);
+
+    // Compute instances.
+    InstanceList = "instance_list" => scoped(Area::Instances, RO);
+    InstanceCreate = "instance_create" => global(Area::Instances, GlobalFlag::AddInstances);
+    InstanceGet = "instance_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceUpdate = "instance_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDelete = "instance_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBoot = "instance_boot" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceShutdown = "instance_shutdown" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceReboot = "instance_reboot" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceIpsList = "instance_ips_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceIpAllocate = "instance_ip_allocate" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceIpGet = "instance_ip_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceFirewallsList = "instance_firewalls_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceNodebalancersList = "instance_nodebalancers_list" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+
+    // IP addresses (spec 4.10). An address's grant is its instance's.
+    IpList = "ip_list" => scoped(Area::Ips, RO);
+    IpAllocate = "ip_allocate" => and(entity(Area::Ips, RW, GrantKind::Instance, P_RW), Area::Instances, RW);
+    IpGet = "ip_get" => entity(Area::Ips, RO, GrantKind::Instance, P_RO);
 }
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 
 pub mod catalog;
 pub mod events;
+pub mod instances;
+pub mod ips;
 pub mod profile;
 pub mod users;
+pub mod vpcs;
 
 use axum::Json;
 use serde_json::{Value, json};

@@ -277,6 +277,30 @@ impl Query {
         }
     }
 
+    /// The first column of every row, as integers.
+    pub async fn fetch_column_i64(self, h: Handle<'_>) -> Result<Vec<i64>> {
+        self.fetch_all(h)
+            .await?
+            .iter()
+            .map(|r| match r.first()? {
+                Val::I64(v) => Ok(*v),
+                v => Err(Error::Internal(format!("expected an integer, got {v:?}"))),
+            })
+            .collect()
+    }
+
+    /// The first column of every row, as text.
+    pub async fn fetch_column_str(self, h: Handle<'_>) -> Result<Vec<String>> {
+        self.fetch_all(h)
+            .await?
+            .iter()
+            .map(|r| match r.first()? {
+                Val::Str(v) => Ok(v.clone()),
+                v => Err(Error::Internal(format!("expected text, got {v:?}"))),
+            })
+            .collect()
+    }
+
     /// Runs the statement; returns the number of rows it changed.
     pub async fn execute(self, h: Handle<'_>) -> Result<u64> {
         match h {

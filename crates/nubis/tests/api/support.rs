@@ -423,3 +423,18 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One integer from the server's database (for invariants the API cannot show, such as rows
+/// left behind). Read-only.
+pub async fn db_scalar(server: &TestServer, sql: &str) -> i64 {
+    if let Some(path) = server.database.strip_prefix("sqlite://") {
+        let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the test database");
+        return c.query_row(sql, [], |r| r.get::<_, i64>(0)).expect("query");
+    }
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&server.database).await.expect("connect to the test database");
+    let v: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&mut conn).await.expect("query");
+    let _ = conn.close().await;
+    v
+}

@@ -1,0 +1,303 @@
+//! Network interfaces given at instance creation (reference `LinodeConfigInterface`): their
+//! checks, and their creation inside the instance's write transaction (VLANs come into being on
+//! first use; VPC addresses are allocated in the subnet, or checked when given).
+
+use std::net::Ipv4Addr;
+
+use ipnet::Ipv4Net;
+use nubis_model::catalog::capability;
+use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::validate::{is_hyphenated_label, len_between};
+use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::interfaces::NewInterface;
+
+use super::create::InterfaceRequest;
+use crate::App;
+use crate::auth::Actor;
+use crate::catalog::RegionInfo;
+
+/// VLANs an account may have in one region (the reference's limit).
+pub(crate) const MAX_VLANS_PER_REGION: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    Public,
+    Vlan,
+    Vpc,
+}
+
+impl Purpose {
+    fn name(self) -> &'static str {
+        match self {
+            Purpose::Public => "public",
+            Purpose::Vlan => "vlan",
+            Purpose::Vpc => "vpc",
+        }
+    }
+}
+
+/// An interface that passed every check that does not need the database.
+#[derive(Debug, Clone)]
+pub(crate) struct ValidInterface {
+    pub purpose: Purpose,
+    pub primary: bool,
+    pub vlan_label: Option<String>,
+    pub ipam_address: Option<String>,
+    pub subnet_id: Option<i64>,
+    pub vpc_ipv4: Option<Ipv4Addr>,
+    /// `ipv4.nat_1_1` was `any`: the instance's public IPv4 address.
+    pub nat_any: bool,
+}
+
+fn blank(v: &Option<String>) -> bool {
+    v.as_deref().is_none_or(str::is_empty)
+}
+
+/// Checks the `interfaces` of a create request. Fields are relative to the request
+/// (`interfaces[1].label`).
+pub(crate) fn check_interfaces(
+    p: &mut Problems,
+    region: Option<&RegionInfo>,
+    list: &[InterfaceRequest],
+) -> Vec<ValidInterface> {
+    if list.len() > 3 {
+        p.add("interfaces", "At most 3 interfaces can be given");
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut publics = 0;
+    let mut primaries = 0;
+    for (i, f) in list.iter().enumerate() {
+        let mut q = Problems::new();
+        let purpose = match f.purpose.as_deref() {
+            None => {
+                q.add("purpose", "Purpose is required");
+                None
+            }
+            Some("public") => Some(Purpose::Public),
+            Some("vlan") => Some(Purpose::Vlan),
+            Some("vpc") => Some(Purpose::Vpc),
+            Some(_) => {
+                q.add("purpose", "Must be one of public, vlan, vpc");
+                None
+            }
+        };
+        let primary = f.primary.unwrap_or(false);
+        primaries += usize::from(primary);
+        let ipv4_given = f.ipv4.as_ref().is_some_and(|v| !blank(&v.vpc) || !blank(&v.nat_1_1));
+        if purpose != Some(Purpose::Vpc) {
+            q.check(f.subnet_id.is_none(), "subnet_id", "Only allowed for vpc interfaces");
+            q.check(!ipv4_given, "ipv4", "Only allowed for vpc interfaces");
+        }
+        if f.ip_ranges.as_ref().is_some_and(|r| !r.is_empty()) {
+            q.add("ip_ranges", "Routed IPv4 ranges on interfaces are not supported");
+        }
+        let mut valid = ValidInterface {
+            purpose: purpose.unwrap_or(Purpose::Public),
+            primary,
+            vlan_label: None,
+            ipam_address: None,
+            subnet_id: None,
+            vpc_ipv4: None,
+            nat_any: false,
+        };
+        match purpose {
+            Some(Purpose::Public) => {
+                publics += 1;
+                q.check(publics <= 1, "purpose", "Only one public interface is allowed");
+                q.check(blank(&f.label), "label", "Must be empty or null for public interfaces");
+                q.check(blank(&f.ipam_address), "ipam_address", "Must be empty or null for public interfaces");
+            }
+            Some(Purpose::Vlan) => {
+                q.check(!primary, "primary", "A vlan interface cannot be primary");
+                if region.is_some_and(|r| !r.has(capability::VLANS)) {
+                    q.add("purpose", "VLANs are not available in this region");
+                }
+                match f.label.as_deref() {
+                    None | Some("") => q.add("label", "A vlan interface needs a label"),
+                    Some(l) if !(len_between(l, 1, 64) && is_hyphenated_label(l)) => q.add(
+                        "label",
+                        "Must be 1-64 characters: ASCII letters, digits and hyphens, without two hyphens in a row",
+                    ),
+                    Some(l) if out.iter().any(|o: &ValidInterface| o.vlan_label.as_deref() == Some(l)) => {
+                        q.add("label", "An instance can be attached to a VLAN only once")
+                    }
+                    Some(l) => valid.vlan_label = Some(l.to_string()),
+                }
+                if let Some(a) = f.ipam_address.as_deref().filter(|a| !a.is_empty()) {
+                    match a.parse::<Ipv4Net>() {
+                        Err(_) => {
+                            q.add("ipam_address", "Must be an IPv4 address with prefix length, such as 10.0.0.1/24")
+                        }
+                        Ok(_) if out.iter().any(|o| o.ipam_address.as_deref() == Some(a)) => {
+                            q.add("ipam_address", "Must be unique among the instance's interfaces")
+                        }
+                        Ok(n) => valid.ipam_address = Some(n.to_string()),
+                    }
+                }
+            }
+            Some(Purpose::Vpc) => {
+                if region.is_some_and(|r| !r.has(capability::VPCS)) {
+                    q.add("purpose", "VPCs are not available in this region");
+                }
+                q.check(blank(&f.label), "label", "Must be empty or null for vpc interfaces");
+                q.check(blank(&f.ipam_address), "ipam_address", "Must be empty or null for vpc interfaces");
+                match f.subnet_id {
+                    None => q.add("subnet_id", "A vpc interface needs a subnet_id"),
+                    Some(s) => valid.subnet_id = Some(s),
+                }
+                if let Some(v4) = &f.ipv4 {
+                    if let Some(a) = v4.vpc.as_deref().filter(|a| !a.is_empty()) {
+                        match a.parse::<Ipv4Addr>() {
+                            Ok(a) => valid.vpc_ipv4 = Some(a),
+                            Err(_) => q.add("ipv4.vpc", "Must be an IPv4 address"),
+                        }
+                    }
+                    match v4.nat_1_1.as_deref() {
+                        None | Some("") => {}
+                        Some("any") => valid.nat_any = true,
+                        Some(a) if a.parse::<Ipv4Addr>().is_ok() => q.add(
+                            "ipv4.nat_1_1",
+                            "A new instance's public address does not exist yet: use \"any\" to use it for 1:1 NAT",
+                        ),
+                        Some(_) => q.add("ipv4.nat_1_1", "Must be \"any\", an IPv4 address, empty or null"),
+                    }
+                }
+            }
+            None => {}
+        }
+        out.push(valid);
+        p.extend_prefixed(&format!("interfaces[{i}]"), q);
+    }
+    if primaries > 1 {
+        p.add("interfaces", "At most one interface can be primary");
+    }
+    out
+}
+
+/// The addresses of a subnet an interface may get: not the first two (network, gateway) nor the
+/// last two (the reference's rule).
+fn assignable(subnet_first: u32, subnet_last: u32) -> (u32, u32) {
+    (subnet_first + 2, subnet_last.saturating_sub(2))
+}
+
+impl App {
+    /// Restricted users need read_write on the VPC of every subnet they attach to. A subnet that
+    /// does not exist (or that the user may not see) is a 400 on its field.
+    pub(crate) async fn check_interface_access(&self, actor: &Actor, list: &[ValidInterface]) -> Result<()> {
+        let subnets = self.store.subnets_of_account(actor.account_id).await?;
+        let mut p = Problems::new();
+        for (i, f) in list.iter().enumerate() {
+            let Some(sid) = f.subnet_id else { continue };
+            let field = format!("interfaces[{i}].subnet_id");
+            let Some(s) = subnets.iter().find(|s| s.id == sid) else {
+                p.add(field, "Subnet not found");
+                continue;
+            };
+            match self.require_permission(actor, GrantKind::Vpc, s.vpc_id, Permission::ReadWrite).await {
+                Ok(()) => {}
+                Err(Error::NotFound) => p.add(field, "Subnet not found"),
+                Err(e) => return Err(e),
+            }
+        }
+        p.finish()
+    }
+}
+
+/// Creates the interfaces of a new instance inside its transaction. `public_ipv4` is the
+/// instance's public address (for `nat_1_1: any`).
+pub(crate) async fn create_interfaces(
+    tx: &mut Tx<'_>,
+    account_id: i64,
+    instance_id: i64,
+    region: &str,
+    public_ipv4: &str,
+    list: &[ValidInterface],
+) -> Result<()> {
+    let now = Timestamp::now();
+    let mut vlans = tx.vlan_labels(account_id, region).await?;
+    for (i, f) in list.iter().enumerate() {
+        let mut new = NewInterface {
+            instance_id,
+            account_id,
+            region,
+            position: i as i64,
+            purpose: f.purpose.name(),
+            primary: f.primary,
+            label: f.vlan_label.as_deref(),
+            ipam_address: f.ipam_address.as_deref(),
+            vpc_id: None,
+            subnet_id: None,
+            vpc_ipv4: None,
+            nat_1_1: f.nat_any.then_some(public_ipv4),
+            created: now,
+        };
+        if let Some(label) = &f.vlan_label
+            && !vlans.contains(label)
+        {
+            if vlans.len() >= MAX_VLANS_PER_REGION {
+                return Err(Error::invalid(
+                    format!("interfaces[{i}].label"),
+                    format!("At most {MAX_VLANS_PER_REGION} VLANs can exist in a region"),
+                ));
+            }
+            vlans.push(label.clone());
+        }
+        let mut explicit = false;
+        if let Some(sid) = f.subnet_id {
+            let field = format!("interfaces[{i}].subnet_id");
+            let s = tx
+                .subnet_lock(None, sid, account_id)
+                .await?
+                .ok_or_else(|| Error::invalid(&field, "Subnet not found"))?;
+            let v =
+                tx.vpc_lock(s.vpc_id, account_id).await?.ok_or_else(|| Error::invalid(&field, "Subnet not found"))?;
+            if v.region != region {
+                return Err(Error::invalid(
+                    field,
+                    format!("The subnet's VPC is in region {}, the instance in {region}", v.region),
+                ));
+            }
+            let (lo, hi) = assignable(s.first_v4, s.last_v4);
+            let address = match f.vpc_ipv4 {
+                Some(a) => {
+                    let n = u32::from(a);
+                    if !(lo..=hi).contains(&n) {
+                        return Err(Error::invalid(
+                            format!("interfaces[{i}].ipv4.vpc"),
+                            format!(
+                                "Must be inside the subnet {} and not one of its first two or last two addresses",
+                                s.ipv4
+                            ),
+                        ));
+                    }
+                    explicit = true;
+                    n
+                }
+                None => {
+                    let used = tx.subnet_used_addresses(sid).await?;
+                    (lo..=hi).find(|n| !used.contains(n)).ok_or_else(|| {
+                        Error::invalid(&field, format!("No address is left in subnet '{}' ({})", s.label, s.ipv4))
+                    })?
+                }
+            };
+            new.vpc_id = Some(s.vpc_id);
+            new.subnet_id = Some(sid);
+            new.vpc_ipv4 = Some((Ipv4Addr::from(address).to_string(), address));
+        }
+        match tx.interface_insert(&new).await {
+            Ok(_) => {}
+            Err(Error::Unique(_)) if explicit => {
+                return Err(Error::invalid(
+                    format!("interfaces[{i}].ipv4.vpc"),
+                    "This address is already in use in the subnet",
+                ));
+            }
+            // An address picked automatically was taken concurrently: pick again.
+            Err(Error::Unique(_)) => return Err(Error::Retry),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,297 @@
+//! Compute instances (reference `Linode`, renamed `instance`): lookup with grants, the record,
+//! list, get, update and delete. Creation is in [`create`], interfaces in [`interfaces`], power
+//! operations in [`power`].
+
+mod create;
+mod interfaces;
+mod power;
+
+use nubis_model::event::EventEntity;
+use nubis_model::grants::GrantKind;
+use nubis_model::instance::{Alerts, BackupSchedule, Backups, Instance, Specs, Status};
+use nubis_model::ip::InstanceIps;
+use nubis_model::validate::{is_dotted_label, len_between, tag_problem};
+use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::instances::{InstanceChanges, InstanceRow};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+pub(crate) use create::allocate_ipv4;
+pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
+
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::ip::AddressBook;
+use crate::{App, retry};
+
+pub(crate) fn instance_entity(i: &InstanceRow) -> EventEntity {
+    EventEntity::new("instance", i.id, &i.label, format!("/v4/compute/instances/{}", i.id))
+}
+
+pub(crate) const LABEL_RULE: &str = "Must be 3-64 characters, begin and end with a letter or digit, and contain only \
+                                     letters, digits, '-', '_' and '.', without '--', '__' or '..'";
+const LABEL_TAKEN: &str = "Label must be unique among your instances";
+
+/// `PUT /v4/compute/instances/{instance_id}`. Read-only fields of the record are accepted and
+/// ignored, so a fetched record can be sent back as it is.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InstanceUpdate {
+    pub label: Option<String>,
+    /// Only unrestricted users may change tags.
+    pub tags: Option<Vec<String>>,
+    pub group: Option<String>,
+    pub alerts: Option<AlertsUpdate>,
+    pub watchdog_enabled: Option<bool>,
+}
+
+/// Alert thresholds; omitted ones stay as they are. 0 turns an alert off.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct AlertsUpdate {
+    pub cpu: Option<i64>,
+    pub network_in: Option<i64>,
+    pub network_out: Option<i64>,
+    pub transfer_quota: Option<i64>,
+    pub io: Option<i64>,
+}
+
+pub(crate) fn check_label(p: &mut Problems, label: &str) {
+    p.check(is_dotted_label(label, 3, 64), "label", LABEL_RULE);
+}
+
+/// Tags: 3..50 characters each; only unrestricted users may set them (403).
+pub(crate) fn check_tags(actor: &Actor, p: &mut Problems, tags: Option<&Vec<String>>) -> Result<()> {
+    let Some(tags) = tags else { return Ok(()) };
+    if actor.restricted {
+        return Err(Error::Forbidden("Only unrestricted users may add or modify tags".into()));
+    }
+    for (i, t) in tags.iter().enumerate() {
+        if let Some(reason) = tag_problem(t) {
+            p.add(format!("tags[{i}]"), reason);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn check_group(p: &mut Problems, group: &str) {
+    p.check(len_between(group, 0, 50), "group", "Length must be at most 50 characters");
+}
+
+impl App {
+    /// An instance of the actor's account the actor may use for `op`: 404 when it does not
+    /// exist, belongs to another account, or a restricted actor has no grant on it; 403 when the
+    /// grant is read_only and the operation writes.
+    pub(crate) async fn own_instance(&self, actor: &Actor, op: Op, id: i64) -> Result<InstanceRow> {
+        let all = self.store.instances_of_account(actor.account_id).await?;
+        let i = all.iter().find(|i| i.id == id).cloned().ok_or(Error::NotFound)?;
+        self.authorize_entity(actor, op, id).await?;
+        Ok(i)
+    }
+
+    pub(crate) fn instance_view(&self, i: &InstanceRow, book: &AddressBook<'_>) -> Instance {
+        let t = self.catalog.instance_type(&i.kind);
+        Instance {
+            id: i.id,
+            label: i.label.clone(),
+            region: i.region.clone(),
+            kind: i.kind.clone(),
+            image: i.image.clone(),
+            status: Status::parse(&i.status).unwrap_or(Status::Offline),
+            group: i.group.clone(),
+            tags: i.tags.clone(),
+            ipv4: book.ipv4_of(i.id),
+            ipv6: book.slaac_of(i.id).map(|s| format!("{}/128", s.address)),
+            specs: Specs {
+                disk: t.map_or(0, |t| t.disk),
+                memory: t.map_or(0, |t| t.memory),
+                vcpus: t.map_or(0, |t| t.vcpus),
+                gpus: t.map_or(0, |t| t.gpus),
+                transfer: t.map_or(0, |t| t.transfer),
+            },
+            alerts: i.alerts.clone(),
+            backups: Backups {
+                enabled: i.backups_enabled,
+                available: false,
+                schedule: BackupSchedule { day: None, window: None },
+                last_successful: None,
+            },
+            hypervisor: "kvm".into(),
+            watchdog_enabled: i.watchdog_enabled,
+            host_uuid: i.host_uuid.clone(),
+            has_user_data: i.has_user_data,
+            lke_cluster_id: None,
+            placement_group: None,
+            disk_encryption: "disabled".into(),
+            capabilities: Vec::new(),
+            site_type: "core".into(),
+            created: i.created,
+            updated: i.updated,
+        }
+    }
+
+    /// The record of an instance a write transaction returned, with its addresses as stored now.
+    pub(crate) async fn instance_view_now(&self, actor: &Actor, i: &InstanceRow) -> Result<Instance> {
+        Ok(self.instance_view(i, &self.address_book(actor.account_id).await?))
+    }
+
+    pub async fn instance_list(&self, actor: &Actor) -> Result<Vec<Instance>> {
+        self.authorize(actor, Op::InstanceList).await?;
+        let book = self.address_book(actor.account_id).await?;
+        let visible = self.visible(actor, GrantKind::Instance, book.instances.to_vec(), |i| i.id).await?;
+        Ok(visible.iter().map(|i| self.instance_view(i, &book)).collect())
+    }
+
+    pub async fn instance_get(&self, actor: &Actor, id: i64) -> Result<Instance> {
+        self.authorize(actor, Op::InstanceGet).await?;
+        let i = self.own_instance(actor, Op::InstanceGet, id).await?;
+        self.instance_view_now(actor, &i).await
+    }
+
+    pub async fn instance_update(&self, actor: &Actor, id: i64, input: InstanceUpdate) -> Result<Instance> {
+        self.authorize(actor, Op::InstanceUpdate).await?;
+        let current = self.own_instance(actor, Op::InstanceUpdate, id).await?;
+        let mut p = Problems::new();
+        if let Some(l) = &input.label {
+            check_label(&mut p, l);
+        }
+        check_tags(actor, &mut p, input.tags.as_ref())?;
+        if let Some(g) = &input.group {
+            check_group(&mut p, g);
+        }
+        let vcpus = self.catalog.instance_type(&current.kind).map_or(1, |t| t.vcpus);
+        let alerts = input.alerts.as_ref().map(|a| merge_alerts(&mut p, &current, a, vcpus));
+        p.finish()?;
+        let (input, alerts) = (&input, &alerts);
+        let i = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let changes = InstanceChanges {
+                label: input.label.as_deref(),
+                tags: input.tags.as_deref(),
+                group: input.group.as_deref(),
+                alerts: alerts.as_ref(),
+                watchdog_enabled: input.watchdog_enabled,
+            };
+            let i = tx
+                .instance_update(id, &changes, Timestamp::now())
+                .await
+                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+            tx.event_insert(
+                &event(actor, "instance_update", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(i)
+        })
+        .await?;
+        self.instance_view_now(actor, &i).await
+    }
+
+    /// Deletes an instance: its addresses and ranges are freed, its interfaces leave their
+    /// subnets and VLANs, its firewall attachments go. Refused while it is a balancer back end
+    /// or in a pending transfer.
+    pub async fn instance_delete(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.authorize(actor, Op::InstanceDelete).await?;
+        self.own_instance(actor, Op::InstanceDelete, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let blockers = instance_delete_blockers(&mut tx, &i).await?;
+            if !blockers.is_empty() {
+                return Err(Error::Invalid(blockers));
+            }
+            instance_detach_from_firewalls(&mut tx, id).await?;
+            if let Some(e) = i.op_event_id
+                && Status::parse(&i.status).is_some_and(Status::is_transitional)
+            {
+                tx.event_set_status(e, "failed").await?;
+            }
+            tx.instance_delete(id).await?;
+            tx.grants_delete_entity(GrantKind::Instance, id).await?;
+            tx.event_insert(
+                &event(actor, "instance_delete", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),
+            )
+            .await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// `GET .../ips`: every address of the instance by kind.
+    pub async fn instance_ips_list(&self, actor: &Actor, id: i64) -> Result<InstanceIps> {
+        self.authorize(actor, Op::InstanceIpsList).await?;
+        let i = self.own_instance(actor, Op::InstanceIpsList, id).await?;
+        Ok(self.address_book(actor.account_id).await?.instance_ips(&i))
+    }
+
+    /// `GET .../firewalls`: the firewalls the instance is a device of.
+    ///
+    /// Firewalls arrive with the firewall issue, whose engineer makes this read its devices;
+    /// until then no instance has a firewall.
+    pub async fn instance_firewalls_list(&self, actor: &Actor, id: i64) -> Result<Vec<serde_json::Value>> {
+        self.authorize(actor, Op::InstanceFirewallsList).await?;
+        self.own_instance(actor, Op::InstanceFirewallsList, id).await?;
+        Ok(Vec::new())
+    }
+
+    /// `GET .../nodebalancers`: the balancers the instance is a back end of (that the actor may
+    /// read).
+    ///
+    /// Load balancers arrive with the load-balancer issue, whose engineer makes this read its
+    /// nodes; until then no instance is a back end.
+    pub async fn instance_nodebalancers_list(&self, actor: &Actor, id: i64) -> Result<Vec<serde_json::Value>> {
+        self.authorize(actor, Op::InstanceNodebalancersList).await?;
+        self.own_instance(actor, Op::InstanceNodebalancersList, id).await?;
+        Ok(Vec::new())
+    }
+}
+
+/// Everything that forbids deleting the instance now, as errors naming the reason: it is a
+/// back end of a load balancer, or part of a pending service transfer. Read inside the deleting
+/// transaction, so a concurrent attach cannot slip between check and delete.
+pub(crate) async fn instance_delete_blockers(tx: &mut Tx<'_>, i: &InstanceRow) -> Result<Vec<FieldError>> {
+    let mut out = Vec::new();
+    let nodes = tx.instance_balancer_nodes(i.id).await?;
+    if !nodes.is_empty() {
+        out.push(FieldError::general(format!(
+            "Instance '{}' is a back end of a load balancer (nodes {nodes:?}); remove it from the balancer first",
+            i.label
+        )));
+    }
+    if tx.instance_in_pending_transfer(i.id).await? {
+        out.push(FieldError::general(format!(
+            "Instance '{}' is part of a pending service transfer; cancel the transfer first",
+            i.label
+        )));
+    }
+    Ok(out)
+}
+
+/// Removes the instance from every firewall it is a device of.
+///
+/// Firewalls arrive with the firewall issue, whose engineer fills this with the removal of the
+/// instance's firewall devices (in this transaction); until then there are none.
+async fn instance_detach_from_firewalls(tx: &mut Tx<'_>, instance_id: i64) -> Result<()> {
+    let _ = (tx, instance_id);
+    Ok(())
+}
+
+/// The alerts after an update: CPU up to 100% per core, transfer quota up to 100%.
+fn merge_alerts(p: &mut Problems, current: &InstanceRow, a: &AlertsUpdate, vcpus: i64) -> Alerts {
+    let mut out = current.alerts.clone();
+    let mut set = |field: &str, v: Option<i64>, max: i64, slot: &mut i64| {
+        if let Some(v) = v {
+            if (0..=max).contains(&v) {
+                *slot = v;
+            } else {
+                p.add(format!("alerts.{field}"), format!("Must be between 0 and {max}"));
+            }
+        }
+    };
+    set("cpu", a.cpu, 100 * vcpus.max(1), &mut out.cpu);
+    set("network_in", a.network_in, 1_000_000, &mut out.network_in);
+    set("network_out", a.network_out, 1_000_000, &mut out.network_out);
+    set("transfer_quota", a.transfer_quota, 100, &mut out.transfer_quota);
+    set("io", a.io, 1_000_000, &mut out.io);
+    out
+}

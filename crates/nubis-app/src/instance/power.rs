@@ -1,0 +1,94 @@
+//! Boot, shut down and reboot: each checks the power state inside its write transaction
+//! (refusing with 400 what the state does not allow), records a `started` event and the
+//! transition, and hands the instance to the runtime, which finishes both.
+
+use nubis_model::grants::GrantKind;
+use nubis_model::instance::Status;
+use nubis_model::{Error, Result, Timestamp};
+
+use super::instance_entity;
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::{App, retry};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Power {
+    Boot,
+    Shutdown,
+    Reboot,
+}
+
+/// Where a power operation takes an instance in `status`: (state now, final state, event), or
+/// the reason it is refused.
+fn transition(what: Power, status: Status) -> std::result::Result<(Status, Status, &'static str), String> {
+    if status.is_transitional() || status == Status::Deleting {
+        return Err(format!("The instance is busy ({}); wait until the current action has finished", status.name()));
+    }
+    match (what, status) {
+        (Power::Boot, Status::Offline) => Ok((Status::Booting, Status::Running, "instance_boot")),
+        (Power::Boot, _) => Err("The instance is already running".into()),
+        (Power::Shutdown, Status::Running) => Ok((Status::ShuttingDown, Status::Offline, "instance_shutdown")),
+        (Power::Shutdown, _) => Err("The instance is already offline".into()),
+        (Power::Reboot, Status::Running) => Ok((Status::Rebooting, Status::Running, "instance_reboot")),
+        (Power::Reboot, _) => Err("The instance is offline; boot it instead".into()),
+    }
+}
+
+impl App {
+    pub async fn instance_boot(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.instance_power(actor, Op::InstanceBoot, id, Power::Boot).await
+    }
+
+    pub async fn instance_shutdown(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.instance_power(actor, Op::InstanceShutdown, id, Power::Shutdown).await
+    }
+
+    pub async fn instance_reboot(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.instance_power(actor, Op::InstanceReboot, id, Power::Reboot).await
+    }
+
+    async fn instance_power(&self, actor: &Actor, op: Op, id: i64, what: Power) -> Result<()> {
+        self.authorize(actor, op).await?;
+        self.own_instance(actor, op, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let status = Status::parse(&i.status).unwrap_or(Status::Offline);
+            let (now_in, target, action) = transition(what, status).map_err(Error::refused)?;
+            let e = tx
+                .event_insert(
+                    &event(actor, action, instance_entity(&i))
+                        .visible_with(GrantKind::Instance, id)
+                        .status("started")
+                        .build(),
+                )
+                .await?;
+            tx.instance_start_transition(id, now_in.name(), target.name(), Some(e), &actor.username, Timestamp::now())
+                .await?;
+            tx.commit().await
+        })
+        .await?;
+        self.runtime_drive(id);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_operations_follow_the_state() {
+        assert_eq!(transition(Power::Boot, Status::Offline).unwrap().0, Status::Booting);
+        assert!(transition(Power::Boot, Status::Running).is_err());
+        assert!(transition(Power::Shutdown, Status::Offline).is_err());
+        assert_eq!(transition(Power::Shutdown, Status::Running).unwrap().1, Status::Offline);
+        assert_eq!(transition(Power::Reboot, Status::Running).unwrap().0, Status::Rebooting);
+        assert!(transition(Power::Reboot, Status::Offline).is_err());
+        for busy in [Status::Provisioning, Status::Booting, Status::ShuttingDown, Status::Rebooting] {
+            for what in [Power::Boot, Power::Shutdown, Power::Reboot] {
+                assert!(transition(what, busy).unwrap_err().contains("busy"));
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! IP addresses (spec 2.9, 4.10): the account's addresses, one address, allocating an IPv4
+//! address to an instance (a private one only if it has none, a public one only if operators
+//! enabled more for it), and an instance's addresses.
+
+mod view;
+
+use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::ip::IpAddress;
+use nubis_model::{Error, Problems, Result};
+use nubis_store::instances::InstanceRow;
+use nubis_store::ips::{IpKind, IpRow};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+pub(crate) use view::{AddressBook, canonical_ip};
+
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::instance::instance_entity;
+use crate::{App, retry};
+
+/// `POST /v4/networking/ips` (with `instance_id`) and `POST .../instances/{id}/ips` (without).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct IpAllocate {
+    /// Only `ipv4`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// A public address needs operators to have enabled more for the instance; a private one is
+    /// given only to an instance without one.
+    pub public: Option<bool>,
+    pub instance_id: Option<i64>,
+}
+
+impl App {
+    /// `GET /v4/networking/ips`: public IPv4, SLAAC addresses and ranges of the instances the
+    /// actor may see (private and link-local addresses are not listed).
+    pub async fn ip_list(&self, actor: &Actor, skip_ipv6_rdns: bool) -> Result<Vec<IpAddress>> {
+        self.authorize(actor, Op::IpList).await?;
+        let book = self.address_book(actor.account_id).await?;
+        let visible: Vec<i64> =
+            self.visible(actor, GrantKind::Instance, book.instances.iter().map(|i| i.id).collect(), |i| *i).await?;
+        let mut out: Vec<IpAddress> = book
+            .ips
+            .iter()
+            .filter(|i| i.public && visible.contains(&i.instance_id))
+            .map(|i| book.record(i, skip_ipv6_rdns))
+            .collect();
+        out.extend(book.ranges.iter().filter(|r| visible.contains(&r.instance_id)).map(|r| book.range_record(r)));
+        Ok(out)
+    }
+
+    /// An address of the actor's account by its text (any spelling of it), checked against
+    /// the grant `op` needs on its instance.
+    async fn own_ip(&self, actor: &Actor, op: Op, address: &str) -> Result<IpRow> {
+        let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
+        let ips = self.store.ips_of_account(actor.account_id).await?;
+        let ip = ips.iter().find(|i| i.address == canonical).cloned().ok_or(Error::NotFound)?;
+        self.authorize_entity(actor, op, ip.instance_id).await?;
+        Ok(ip)
+    }
+
+    /// `GET /v4/networking/ips/{address}`.
+    pub async fn ip_get(&self, actor: &Actor, address: &str) -> Result<IpAddress> {
+        self.authorize(actor, Op::IpGet).await?;
+        let ip = self.own_ip(actor, Op::IpGet, address).await?;
+        Ok(self.address_book(actor.account_id).await?.record(&ip, false))
+    }
+
+    /// `GET /v4/compute/instances/{instance_id}/ips/{address}`: an address the instance owns.
+    pub async fn instance_ip_get(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpAddress> {
+        self.authorize(actor, Op::InstanceIpGet).await?;
+        self.own_instance(actor, Op::InstanceIpGet, instance_id).await?;
+        let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
+        let book = self.address_book(actor.account_id).await?;
+        let ip =
+            book.ips.iter().find(|i| i.address == canonical && i.instance_id == instance_id).ok_or(Error::NotFound)?;
+        Ok(book.record(ip, false))
+    }
+
+    /// `POST /v4/networking/ips`.
+    pub async fn ip_allocate(&self, actor: &Actor, input: IpAllocate) -> Result<IpAddress> {
+        self.authorize(actor, Op::IpAllocate).await?;
+        let mut p = Problems::new();
+        check_allocate(&mut p, &input);
+        if input.instance_id.is_none() {
+            p.add("instance_id", "instance_id is required");
+        }
+        p.finish()?;
+        let id = input.instance_id.unwrap_or_default();
+        let all = self.store.instances_of_account(actor.account_id).await?;
+        let inst = all.iter().find(|i| i.id == id).cloned();
+        let inst = match (inst, self.require_permission(actor, GrantKind::Instance, id, Permission::ReadWrite).await) {
+            (Some(i), Ok(())) => i,
+            (None, _) | (_, Err(Error::NotFound)) => return Err(Error::invalid("instance_id", "Instance not found")),
+            (_, Err(e)) => return Err(e),
+        };
+        self.allocate_for(actor, &inst, input.public.unwrap_or(false)).await
+    }
+
+    /// `POST /v4/compute/instances/{instance_id}/ips`.
+    pub async fn instance_ip_allocate(&self, actor: &Actor, instance_id: i64, input: IpAllocate) -> Result<IpAddress> {
+        self.authorize(actor, Op::InstanceIpAllocate).await?;
+        let inst = self.own_instance(actor, Op::InstanceIpAllocate, instance_id).await?;
+        let mut p = Problems::new();
+        check_allocate(&mut p, &input);
+        p.finish()?;
+        self.allocate_for(actor, &inst, input.public.unwrap_or(false)).await
+    }
+
+    async fn allocate_for(&self, actor: &Actor, inst: &InstanceRow, public: bool) -> Result<IpAddress> {
+        let id = inst.id;
+        let row = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let mine = tx.ips_of_instance(id).await?;
+            let pool = if public {
+                if !i.extra_ipv4_allowed {
+                    return Err(Error::invalid(
+                        "public",
+                        "Additional public IPv4 addresses need a support request: operators must enable them for \
+                         this instance first",
+                    ));
+                }
+                self.public_pool(&i.region)
+                    .ok_or_else(|| Error::internal(format!("region {} has no public pool", i.region)))?
+            } else {
+                if mine.iter().any(|a| a.kind == IpKind::Ipv4 && !a.public) {
+                    return Err(Error::invalid("public", "The instance already has a private IPv4 address"));
+                }
+                self.private_pool
+            };
+            let a = crate::instance::allocate_ipv4(&mut tx, &pool, actor.account_id, &i.region, id, public).await?;
+            tx.event_insert(
+                &event(actor, "instance_addip", instance_entity(&i))
+                    .visible_with(GrantKind::Instance, id)
+                    .message(format!("Added {}", a.address))
+                    .build(),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(a)
+        })
+        .await?;
+        Ok(self.address_book(actor.account_id).await?.record(&row, false))
+    }
+}
+
+fn check_allocate(p: &mut Problems, input: &IpAllocate) {
+    match input.kind.as_deref() {
+        None => p.add("type", "type is required"),
+        Some("ipv4") => {}
+        Some(_) => p.add("type", "Only ipv4 addresses can be allocated"),
+    }
+    if input.public.is_none() {
+        p.add("public", "public is required");
+    }
+}

@@ -1,0 +1,134 @@
+//! The instance runtime: a [`Driver`] behind a trait performs each step of a power transition
+//! (the default [`simulated::SimulatedDriver`] just takes its configured time); a background task
+//! per transition persists every step through the store and finishes the operation's `started`
+//! event in the same transaction. The transition is stored (status, target, operation counter),
+//! so after a restart [`App::runtime_resume`] completes every instance left in a transitional
+//! state, and a step of an outdated transition changes nothing.
+
+pub mod simulated;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use nubis_model::event::NewEvent;
+use nubis_model::grants::GrantKind;
+use nubis_model::instance::Status;
+use nubis_model::{Result, Timestamp};
+
+use crate::instance::instance_entity;
+use crate::{App, retry};
+
+pub type DriverFuture = Pin<Box<dyn Future<Output = Result<()>> + Send>>;
+
+/// One step of a power transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Provision,
+    Boot,
+    Shutdown,
+    Reboot,
+}
+
+/// What runs instances. The future completes when the step is done.
+pub trait Driver: Send + Sync {
+    fn run(&self, instance_id: i64, step: Step) -> DriverFuture;
+}
+
+/// The step an instance in `status` is in, and the state it ends in (`target` is where the whole
+/// transition ends: a provisioning instance created with `booted` goes on to boot).
+fn step_of(status: Status, target: Status) -> Option<(Step, Status)> {
+    match status {
+        Status::Provisioning if target == Status::Running => Some((Step::Provision, Status::Booting)),
+        Status::Provisioning => Some((Step::Provision, Status::Offline)),
+        Status::Booting => Some((Step::Boot, Status::Running)),
+        Status::Rebooting => Some((Step::Reboot, Status::Running)),
+        Status::ShuttingDown => Some((Step::Shutdown, Status::Offline)),
+        Status::Offline | Status::Running | Status::Deleting => None,
+    }
+}
+
+impl App {
+    /// Runs the instance's current transition to its end in the background.
+    pub(crate) fn runtime_drive(&self, id: i64) {
+        let app = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = app.runtime_run(id).await {
+                tracing::warn!(instance = id, error = %e, "instance transition stopped");
+            }
+        });
+    }
+
+    /// Completes the transitions of every instance left in a transitional state (after a
+    /// restart). Returns how many it resumed.
+    pub async fn runtime_resume(&self) -> Result<usize> {
+        let names: Vec<&str> = Status::ALL.iter().filter(|s| s.is_transitional()).map(|s| s.name()).collect();
+        let stuck = self.store.instances_in_status(&names).await?;
+        for i in &stuck {
+            tracing::info!(instance = i.id, status = %i.status, "resuming instance transition");
+            self.runtime_drive(i.id);
+        }
+        Ok(stuck.len())
+    }
+
+    async fn runtime_run(&self, id: i64) -> Result<()> {
+        loop {
+            let Some(inst) = self.store.instance_by_id(id).await? else { return Ok(()) };
+            let (Some(status), Some(target)) = (Status::parse(&inst.status), Status::parse(&inst.target_status)) else {
+                return Ok(());
+            };
+            let Some((step, next)) = step_of(status, target) else { return Ok(()) };
+            self.driver.run(id, step).await?;
+            let inst = &inst;
+            let advanced = retry(|| async move {
+                let mut tx = self.store.begin().await?;
+                if let Some(e) = inst.op_event_id {
+                    tx.event_set_status(e, "finished").await?;
+                }
+                // A created instance that boots gets its own boot event.
+                let boot_event = if next == Status::Booting {
+                    let e = NewEvent {
+                        account_id: inst.account_id,
+                        action: "instance_boot",
+                        entity: Some(instance_entity(inst)),
+                        secondary: None,
+                        username: inst.op_username.clone(),
+                        status: "started",
+                        message: None,
+                        visible_with: Some((GrantKind::Instance, inst.id)),
+                        subject_user_id: None,
+                    };
+                    Some(tx.event_insert(&e).await?)
+                } else {
+                    None
+                };
+                let stepped =
+                    tx.instance_step(id, inst.op_seq, status.name(), next.name(), boot_event, Timestamp::now()).await?;
+                if stepped.is_none() {
+                    // Deleted, or another operation took over: leave everything as it is.
+                    return Ok(false);
+                }
+                tx.commit().await?;
+                Ok(true)
+            })
+            .await?;
+            if !advanced {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transitions_end_where_they_should() {
+        assert_eq!(step_of(Status::Provisioning, Status::Running), Some((Step::Provision, Status::Booting)));
+        assert_eq!(step_of(Status::Provisioning, Status::Offline), Some((Step::Provision, Status::Offline)));
+        assert_eq!(step_of(Status::Booting, Status::Running), Some((Step::Boot, Status::Running)));
+        assert_eq!(step_of(Status::ShuttingDown, Status::Offline), Some((Step::Shutdown, Status::Offline)));
+        assert_eq!(step_of(Status::Rebooting, Status::Running), Some((Step::Reboot, Status::Running)));
+        assert_eq!(step_of(Status::Running, Status::Running), None);
+    }
+}

@@ -1,0 +1,317 @@
+//! VPCs and subnets (spec 2.2, 2.3, 4.1): create whole or not at all, labels unique by
+//! constraint, subnets never overlapping within a VPC (checked inside the write transaction),
+//! and deletes refused while an instance interface uses a subnet.
+
+mod validate;
+mod view;
+
+use nubis_model::event::EventEntity;
+use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::instance::Status;
+use nubis_model::vpc::{Subnet, Vpc, VpcIp};
+use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcRow};
+
+pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
+pub(crate) use view::VpcWorld;
+
+use crate::auth::{Actor, Op};
+use crate::events::event;
+use crate::{App, retry};
+
+pub(crate) fn vpc_entity(v: &VpcRow) -> EventEntity {
+    EventEntity::new("vpc", v.id, &v.label, format!("/v4/vpcs/{}", v.id))
+}
+
+pub(crate) fn subnet_entity(s: &SubnetRow) -> EventEntity {
+    EventEntity::new("subnet", s.id, &s.label, format!("/v4/vpcs/{}/subnets/{}", s.vpc_id, s.id))
+}
+
+const LABEL_TAKEN: &str = "Label must be unique among your VPCs";
+const SUBNET_LABEL_TAKEN: &str = "Label must be unique among the VPC's subnets";
+
+impl App {
+    /// Everything the VPC records of an account are built from.
+    pub(crate) async fn vpc_world(&self, account_id: i64) -> Result<VpcWorld> {
+        let subnets = self.store.subnets_of_account(account_id).await?;
+        let interfaces = self.store.interfaces_of_account(account_id).await?;
+        let instances = self.store.instances_of_account(account_id).await?;
+        Ok(VpcWorld::new(&subnets, &interfaces, &instances))
+    }
+
+    /// A VPC of the actor's account the actor may use for `op` (404 otherwise, 403 when the
+    /// grant is read_only and the operation writes).
+    async fn own_vpc(&self, actor: &Actor, op: Op, id: i64) -> Result<VpcRow> {
+        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
+        let v = vpcs.iter().find(|v| v.id == id).cloned().ok_or(Error::NotFound)?;
+        self.authorize_entity(actor, op, id).await?;
+        Ok(v)
+    }
+
+    pub async fn vpc_list(&self, actor: &Actor) -> Result<Vec<Vpc>> {
+        self.authorize(actor, Op::VpcList).await?;
+        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
+        let vpcs = self.visible(actor, GrantKind::Vpc, vpcs.to_vec(), |v| v.id).await?;
+        let world = self.vpc_world(actor.account_id).await?;
+        Ok(vpcs.iter().map(|v| world.vpc(v)).collect())
+    }
+
+    pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
+        self.authorize(actor, Op::VpcGet).await?;
+        let v = self.own_vpc(actor, Op::VpcGet, id).await?;
+        Ok(self.vpc_world(actor.account_id).await?.vpc(&v))
+    }
+
+    /// Creates a VPC with its subnets in one transaction: one bad subnet refuses the request and
+    /// leaves nothing behind. A restricted creator gets read_write on the new VPC.
+    pub async fn vpc_create(&self, actor: &Actor, input: VpcCreate) -> Result<Vpc> {
+        self.authorize(actor, Op::VpcCreate).await?;
+        let valid = validate::check_vpc_create(&self.catalog, &input)?;
+        let valid = &valid;
+        let (v, subnets) = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let now = Timestamp::now();
+            let v = tx
+                .vpc_insert(&NewVpc {
+                    account_id: actor.account_id,
+                    label: &valid.label,
+                    description: &valid.description,
+                    region: &valid.region,
+                    created: now,
+                })
+                .await
+                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+            tx.event_insert(&event(actor, "vpc_create", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
+                .await?;
+            let mut rows = Vec::new();
+            for (i, s) in valid.subnets.iter().enumerate() {
+                let row = tx
+                    .subnet_insert(&NewSubnet {
+                        vpc_id: v.id,
+                        account_id: actor.account_id,
+                        label: &s.label,
+                        ipv4: &s.net.to_string(),
+                        first_v4: s.first(),
+                        last_v4: s.last(),
+                        created: now,
+                    })
+                    .await
+                    .map_err(|e| e.unique_as(&format!("subnets[{i}].label"), SUBNET_LABEL_TAKEN))?;
+                tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
+                rows.push(row);
+            }
+            if actor.restricted {
+                tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
+            }
+            tx.commit().await?;
+            Ok((v, rows))
+        })
+        .await?;
+        let world = self.vpc_world(actor.account_id).await?;
+        let mut view = world.vpc(&v);
+        view.subnets = subnets.iter().map(|s| world.subnet(s)).collect();
+        Ok(view)
+    }
+
+    pub async fn vpc_update(&self, actor: &Actor, id: i64, input: VpcUpdate) -> Result<Vpc> {
+        self.authorize(actor, Op::VpcUpdate).await?;
+        self.own_vpc(actor, Op::VpcUpdate, id).await?;
+        let mut p = Problems::new();
+        if let Some(l) = &input.label {
+            validate::check_label(&mut p, "label", l);
+        }
+        if let Some(d) = &input.description {
+            validate::check_description(&mut p, d);
+        }
+        p.finish()?;
+        let input = &input;
+        let v = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let v = tx
+                .vpc_update(id, input.label.as_deref(), input.description.as_deref(), Timestamp::now())
+                .await
+                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+            tx.event_insert(&event(actor, "vpc_update", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
+                .await?;
+            tx.commit().await?;
+            Ok(v)
+        })
+        .await?;
+        Ok(self.vpc_world(actor.account_id).await?.vpc(&v))
+    }
+
+    /// Deletes a VPC and its subnets, or nothing when any subnet is in use.
+    pub async fn vpc_delete(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.authorize(actor, Op::VpcDelete).await?;
+        self.own_vpc(actor, Op::VpcDelete, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let subnets = tx.subnets_of_vpc(id).await?;
+            refuse_used_subnets(&mut tx, id, None, &subnets).await?;
+            tx.event_insert(&event(actor, "vpc_delete", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
+                .await?;
+            for s in &subnets {
+                tx.event_insert(&subnet_event(actor, "subnet_delete", s, &v)).await?;
+            }
+            tx.vpc_delete(id).await?;
+            tx.grants_delete_entity(GrantKind::Vpc, id).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    pub async fn subnet_list(&self, actor: &Actor, vpc_id: i64) -> Result<Vec<Subnet>> {
+        self.authorize(actor, Op::SubnetList).await?;
+        self.own_vpc(actor, Op::SubnetList, vpc_id).await?;
+        Ok(self.vpc_world(actor.account_id).await?.subnets_of(vpc_id))
+    }
+
+    pub async fn subnet_get(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
+        self.authorize(actor, Op::SubnetGet).await?;
+        self.own_vpc(actor, Op::SubnetGet, vpc_id).await?;
+        let world = self.vpc_world(actor.account_id).await?;
+        let s = world.subnets.iter().find(|s| s.id == id && s.vpc_id == vpc_id).ok_or(Error::NotFound)?;
+        Ok(world.subnet(s))
+    }
+
+    /// Creates a subnet; the overlap check and the insert are one transaction, so concurrent
+    /// creates of overlapping subnets leave exactly one.
+    pub async fn subnet_create(&self, actor: &Actor, vpc_id: i64, input: SubnetCreate) -> Result<Subnet> {
+        self.authorize(actor, Op::SubnetCreate).await?;
+        self.own_vpc(actor, Op::SubnetCreate, vpc_id).await?;
+        let (p, valid) = validate::check_subnet(&input);
+        p.finish()?;
+        let s = valid.ok_or_else(|| Error::internal("subnet passed its checks without a value"))?;
+        let s = &s;
+        let row = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
+                return Err(Error::invalid("ipv4", format!("Overlaps subnet '{}' ({}) of this VPC", o.label, o.ipv4)));
+            }
+            let row = tx
+                .subnet_insert(&NewSubnet {
+                    vpc_id,
+                    account_id: actor.account_id,
+                    label: &s.label,
+                    ipv4: &s.net.to_string(),
+                    first_v4: s.first(),
+                    last_v4: s.last(),
+                    created: Timestamp::now(),
+                })
+                .await
+                .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
+            tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
+            tx.commit().await?;
+            Ok(row)
+        })
+        .await?;
+        Ok(self.vpc_world(actor.account_id).await?.subnet(&row))
+    }
+
+    pub async fn subnet_update(&self, actor: &Actor, vpc_id: i64, id: i64, input: SubnetUpdate) -> Result<Subnet> {
+        self.authorize(actor, Op::SubnetUpdate).await?;
+        self.own_vpc(actor, Op::SubnetUpdate, vpc_id).await?;
+        let subnets = self.store.subnets_of_account(actor.account_id).await?;
+        subnets.iter().find(|s| s.id == id && s.vpc_id == vpc_id).ok_or(Error::NotFound)?;
+        let mut p = Problems::new();
+        if input.ipv4.is_some() {
+            p.add("ipv4", "The IPv4 range of a subnet cannot be changed");
+        }
+        if let Some(l) = &input.label {
+            validate::check_label(&mut p, "label", l);
+        }
+        p.finish()?;
+        let input = &input;
+        let s = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let label = input.label.as_deref().unwrap_or(&s.label);
+            let s = tx
+                .subnet_update_label(id, label, Timestamp::now())
+                .await
+                .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
+            tx.event_insert(&subnet_event(actor, "subnet_update", &s, &v)).await?;
+            tx.commit().await?;
+            Ok(s)
+        })
+        .await?;
+        Ok(self.vpc_world(actor.account_id).await?.subnet(&s))
+    }
+
+    pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {
+        self.authorize(actor, Op::SubnetDelete).await?;
+        self.own_vpc(actor, Op::SubnetDelete, vpc_id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            refuse_used_subnets(&mut tx, vpc_id, Some(id), std::slice::from_ref(&s)).await?;
+            tx.subnet_delete(id).await?;
+            tx.event_insert(&subnet_event(actor, "subnet_delete", &s, &v)).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// `GET /v4/vpcs/ips`: the addresses of every VPC interface of the VPCs the actor may see.
+    pub async fn vpc_ips_list_all(&self, actor: &Actor) -> Result<Vec<VpcIp>> {
+        self.authorize(actor, Op::VpcIpsListAll).await?;
+        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
+        let visible: Vec<i64> =
+            self.visible(actor, GrantKind::Vpc, vpcs.iter().map(|v| v.id).collect(), |id| *id).await?;
+        let world = self.vpc_world(actor.account_id).await?;
+        Ok(world.ips(|f| f.vpc_id.is_some_and(|v| visible.contains(&v))))
+    }
+
+    /// `GET /v4/vpcs/{vpc_id}/ips`.
+    pub async fn vpc_ips_list(&self, actor: &Actor, vpc_id: i64) -> Result<Vec<VpcIp>> {
+        self.authorize(actor, Op::VpcIpsList).await?;
+        self.own_vpc(actor, Op::VpcIpsList, vpc_id).await?;
+        let world = self.vpc_world(actor.account_id).await?;
+        Ok(world.ips(|f| f.vpc_id == Some(vpc_id)))
+    }
+}
+
+fn subnet_event(actor: &Actor, action: &'static str, s: &SubnetRow, v: &VpcRow) -> nubis_model::event::NewEvent {
+    event(actor, action, subnet_entity(s)).secondary(vpc_entity(v)).visible_with(GrantKind::Vpc, v.id).build()
+}
+
+/// Refuses (naming every subnet in use) when an instance interface is on one of `subnets`; a
+/// subnet whose instance is powered on also needs that instance shut down first.
+async fn refuse_used_subnets(tx: &mut Tx<'_>, vpc_id: i64, only: Option<i64>, subnets: &[SubnetRow]) -> Result<()> {
+    let uses = tx.subnet_uses(vpc_id, only).await?;
+    if uses.is_empty() {
+        return Ok(());
+    }
+    let mut errors = Vec::new();
+    for s in subnets {
+        let on: Vec<_> = uses.iter().filter(|u| u.subnet_id == s.id).collect();
+        if on.is_empty() {
+            continue;
+        }
+        let mut names: Vec<String> = on.iter().map(|u| format!("'{}' ({})", u.instance_label, u.instance_id)).collect();
+        names.dedup();
+        let mut reason = format!(
+            "Subnet '{}' ({}) is used by interfaces of instance {}: delete those interfaces first",
+            s.label,
+            s.id,
+            names.join(", ")
+        );
+        let mut active: Vec<String> = on
+            .iter()
+            .filter(|u| Status::parse(&u.instance_status).is_some_and(Status::is_powered))
+            .map(|u| format!("'{}' ({})", u.instance_label, u.instance_id))
+            .collect();
+        active.dedup();
+        if !active.is_empty() {
+            reason.push_str(&format!("; the interfaces are active, so shut down instance {} first", active.join(", ")));
+        }
+        errors.push(FieldError::general(reason));
+    }
+    Err(Error::Invalid(errors))
+}

@@ -1,0 +1,96 @@
+//! Building the VPC, subnet and VPC-address records from the stored rows of one account: the
+//! subnets' `instances` and every `active` flag come from the instances' interfaces and power
+//! states.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::Ipv4Addr;
+
+use nubis_ipam::subnet_mask_v4;
+use nubis_model::instance::Status;
+use nubis_model::vpc::{Subnet, SubnetInstance, SubnetInterface, Vpc, VpcIp};
+use nubis_store::instances::InstanceRow;
+use nubis_store::interfaces::InterfaceRow;
+use nubis_store::vpcs::{SubnetRow, VpcRow};
+
+/// Everything of an account the VPC records are built from.
+pub(crate) struct VpcWorld {
+    pub subnets: Vec<SubnetRow>,
+    pub interfaces: Vec<InterfaceRow>,
+    pub powered: HashMap<i64, bool>,
+}
+
+impl VpcWorld {
+    pub fn new(subnets: &[SubnetRow], interfaces: &[InterfaceRow], instances: &[InstanceRow]) -> VpcWorld {
+        let powered =
+            instances.iter().map(|i| (i.id, Status::parse(&i.status).is_some_and(Status::is_powered))).collect();
+        VpcWorld {
+            subnets: subnets.to_vec(),
+            interfaces: interfaces.iter().filter(|f| f.purpose == "vpc").cloned().collect(),
+            powered,
+        }
+    }
+
+    fn active(&self, instance_id: i64) -> bool {
+        self.powered.get(&instance_id).copied().unwrap_or(false)
+    }
+
+    pub fn subnet(&self, s: &SubnetRow) -> Subnet {
+        let mut by_instance: BTreeMap<i64, Vec<SubnetInterface>> = BTreeMap::new();
+        for f in self.interfaces.iter().filter(|f| f.subnet_id == Some(s.id)) {
+            by_instance
+                .entry(f.instance_id)
+                .or_default()
+                .push(SubnetInterface { id: f.id, active: self.active(f.instance_id) });
+        }
+        Subnet {
+            id: s.id,
+            label: s.label.clone(),
+            ipv4: s.ipv4.clone(),
+            instances: by_instance.into_iter().map(|(id, interfaces)| SubnetInstance { id, interfaces }).collect(),
+            created: s.created,
+            updated: s.updated,
+        }
+    }
+
+    pub fn subnets_of(&self, vpc_id: i64) -> Vec<Subnet> {
+        self.subnets.iter().filter(|s| s.vpc_id == vpc_id).map(|s| self.subnet(s)).collect()
+    }
+
+    pub fn vpc(&self, v: &VpcRow) -> Vpc {
+        Vpc {
+            id: v.id,
+            label: v.label.clone(),
+            description: v.description.clone(),
+            region: v.region.clone(),
+            subnets: self.subnets_of(v.id),
+            created: v.created,
+            updated: v.updated,
+        }
+    }
+
+    /// The VPC addresses of the interfaces `keep` selects, in interface order.
+    pub fn ips(&self, keep: impl Fn(&InterfaceRow) -> bool) -> Vec<VpcIp> {
+        self.interfaces.iter().filter(|f| keep(f)).filter_map(|f| self.ip(f)).collect()
+    }
+
+    fn ip(&self, f: &InterfaceRow) -> Option<VpcIp> {
+        let s = self.subnets.iter().find(|s| Some(s.id) == f.subnet_id)?;
+        let prefix = 32 - (s.last_v4 - s.first_v4 + 1).trailing_zeros() as u8;
+        Some(VpcIp {
+            address: f.vpc_ipv4.clone(),
+            address_range: None,
+            active: self.active(f.instance_id),
+            // Each instance has one configuration profile; its id is the instance's.
+            config_id: f.instance_id,
+            gateway: Some(Ipv4Addr::from(s.first_v4 + 1).to_string()),
+            interface_id: f.id,
+            instance_id: f.instance_id,
+            nat_1_1: f.nat_1_1.clone(),
+            prefix: Some(i64::from(prefix)),
+            region: f.region.clone(),
+            subnet_id: s.id,
+            subnet_mask: subnet_mask_v4(prefix).map(|m| m.to_string()).unwrap_or_default(),
+            vpc_id: s.vpc_id,
+        })
+    }
+}

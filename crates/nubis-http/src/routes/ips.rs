@@ -1,0 +1,39 @@
+//! IP addresses of the account (`/v4/networking/ips`).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::Uri;
+use axum::response::Response;
+use nubis_app::App;
+use nubis_app::ip::IpAllocate;
+use nubis_model::ip::{IP_FILTERABLE, IpAddress};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery, query_flag};
+use crate::list::page_of;
+
+pub fn router() -> OpenApiRouter<ApiState> {
+    OpenApiRouter::new().routes(routes!(ip_list, ip_allocate)).routes(routes!(ip_get))
+}
+
+#[utoipa::path(get, path = "/v4/networking/ips", tag = "networking", params(("skip_ipv6_rdns" = Option<bool>, Query, description = "When true, rdns of IPv6 addresses is null")), responses((status = 200, description = "A page of the account's addresses, private ones excluded")))]
+async fn ip_list(State(app): State<App>, actor: Auth, uri: Uri, q: ListQuery) -> ApiResult<Response> {
+    let skip = query_flag(uri.query(), "skip_ipv6_rdns")?;
+    page_of(&app.ip_list(&actor, skip).await?, &q, IP_FILTERABLE)
+}
+
+#[utoipa::path(post, path = "/v4/networking/ips", tag = "networking", request_body = IpAllocate, responses((status = 200, body = IpAddress)))]
+async fn ip_allocate(
+    State(app): State<App>,
+    actor: Auth,
+    ApiJson(body): ApiJson<IpAllocate>,
+) -> ApiResult<Json<IpAddress>> {
+    Ok(Json(app.ip_allocate(&actor, body).await?))
+}
+
+#[utoipa::path(get, path = "/v4/networking/ips/{address}", tag = "networking", params(("address" = String, Path)), responses((status = 200, body = IpAddress)))]
+async fn ip_get(State(app): State<App>, actor: Auth, ApiPath(address): ApiPath<String>) -> ApiResult<Json<IpAddress>> {
+    Ok(Json(app.ip_get(&actor, &address).await?))
+}

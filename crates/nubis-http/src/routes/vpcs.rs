@@ -1,0 +1,121 @@
+//! VPCs, their subnets and the addresses of VPC interfaces.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use nubis_app::App;
+use nubis_app::vpc::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
+use nubis_model::vpc::{SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, Vpc};
+use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::error::ApiResult;
+use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
+use crate::list::page_of;
+use crate::routes::empty;
+
+pub fn router() -> OpenApiRouter<ApiState> {
+    OpenApiRouter::new()
+        .routes(routes!(vpc_list, vpc_create))
+        .routes(routes!(vpc_ips_list_all))
+        .routes(routes!(vpc_get, vpc_update, vpc_delete))
+        .routes(routes!(vpc_ips_list))
+        .routes(routes!(subnet_list, subnet_create))
+        .routes(routes!(subnet_get, subnet_update, subnet_delete))
+}
+
+#[utoipa::path(get, path = "/v4/vpcs", tag = "vpcs", responses((status = 200, description = "A page of VPCs")))]
+async fn vpc_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
+    page_of(&app.vpc_list(&actor).await?, &q, VPC_FILTERABLE)
+}
+
+#[utoipa::path(post, path = "/v4/vpcs", tag = "vpcs", request_body = VpcCreate, responses((status = 200, body = Vpc)))]
+async fn vpc_create(State(app): State<App>, actor: Auth, ApiJson(body): ApiJson<VpcCreate>) -> ApiResult<Json<Vpc>> {
+    Ok(Json(app.vpc_create(&actor, body).await?))
+}
+
+#[utoipa::path(get, path = "/v4/vpcs/ips", tag = "vpcs", responses((status = 200, description = "A page of the addresses of every VPC interface")))]
+async fn vpc_ips_list_all(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
+    page_of(&app.vpc_ips_list_all(&actor).await?, &q, VPC_IP_FILTERABLE)
+}
+
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, body = Vpc)))]
+async fn vpc_get(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Vpc>> {
+    Ok(Json(app.vpc_get(&actor, id).await?))
+}
+
+#[utoipa::path(put, path = "/v4/vpcs/{vpc_id}", tag = "vpcs", params(("vpc_id" = i64, Path)), request_body = VpcUpdate, responses((status = 200, body = Vpc)))]
+async fn vpc_update(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<VpcUpdate>,
+) -> ApiResult<Json<Vpc>> {
+    Ok(Json(app.vpc_update(&actor, id, body).await?))
+}
+
+#[utoipa::path(delete, path = "/v4/vpcs/{vpc_id}", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "Deleted with its subnets")))]
+async fn vpc_delete(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Value>> {
+    app.vpc_delete(&actor, id).await?;
+    Ok(empty())
+}
+
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/ips", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of the VPC's interface addresses")))]
+async fn vpc_ips_list(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    q: ListQuery,
+) -> ApiResult<Response> {
+    page_of(&app.vpc_ips_list(&actor, id).await?, &q, VPC_IP_FILTERABLE)
+}
+
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of subnets")))]
+async fn subnet_list(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    q: ListQuery,
+) -> ApiResult<Response> {
+    page_of(&app.subnet_list(&actor, id).await?, &q, SUBNET_FILTERABLE)
+}
+
+#[utoipa::path(post, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), request_body = SubnetCreate, responses((status = 200, body = Subnet)))]
+async fn subnet_create(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<SubnetCreate>,
+) -> ApiResult<Json<Subnet>> {
+    Ok(Json(app.subnet_create(&actor, id, body).await?))
+}
+
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/subnets/{vpc_subnet_id}", tag = "vpcs", params(("vpc_id" = i64, Path), ("vpc_subnet_id" = i64, Path)), responses((status = 200, body = Subnet)))]
+async fn subnet_get(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((vpc_id, id)): ApiPath<(i64, i64)>,
+) -> ApiResult<Json<Subnet>> {
+    Ok(Json(app.subnet_get(&actor, vpc_id, id).await?))
+}
+
+#[utoipa::path(put, path = "/v4/vpcs/{vpc_id}/subnets/{vpc_subnet_id}", tag = "vpcs", params(("vpc_id" = i64, Path), ("vpc_subnet_id" = i64, Path)), request_body = SubnetUpdate, responses((status = 200, body = Subnet)))]
+async fn subnet_update(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((vpc_id, id)): ApiPath<(i64, i64)>,
+    ApiJson(body): ApiJson<SubnetUpdate>,
+) -> ApiResult<Json<Subnet>> {
+    Ok(Json(app.subnet_update(&actor, vpc_id, id, body).await?))
+}
+
+#[utoipa::path(delete, path = "/v4/vpcs/{vpc_id}/subnets/{vpc_subnet_id}", tag = "vpcs", params(("vpc_id" = i64, Path), ("vpc_subnet_id" = i64, Path)), responses((status = 200, description = "Deleted")))]
+async fn subnet_delete(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((vpc_id, id)): ApiPath<(i64, i64)>,
+) -> ApiResult<Json<Value>> {
+    app.subnet_delete(&actor, vpc_id, id).await?;
+    Ok(empty())
+}

@@ -1,0 +1,67 @@
+//! VPCs and their subnets as the API shows them (spec 2.2, 2.3; reference `VPC`, `VPCSubnet`,
+//! `IPAddressesVPC`, with `linodes`/`linode_id` renamed to `instances`/`instance_id`).
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::Timestamp;
+
+/// An interface of an instance on a subnet, as the subnet lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SubnetInterface {
+    pub id: i64,
+    /// The instance is powered on with the configuration this interface belongs to.
+    pub active: bool,
+}
+
+/// An instance with at least one interface on a subnet.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SubnetInstance {
+    pub id: i64,
+    pub interfaces: Vec<SubnetInterface>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Subnet {
+    pub id: i64,
+    pub label: String,
+    pub ipv4: String,
+    pub instances: Vec<SubnetInstance>,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Vpc {
+    pub id: i64,
+    pub label: String,
+    pub description: String,
+    pub region: String,
+    pub subnets: Vec<Subnet>,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+}
+
+/// One address of a VPC interface (`GET /v4/vpcs/ips`, `GET /v4/vpcs/{id}/ips`, and the `vpc`
+/// part of an instance's addresses).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VpcIp {
+    pub address: Option<String>,
+    pub address_range: Option<String>,
+    pub active: bool,
+    pub config_id: i64,
+    pub gateway: Option<String>,
+    pub interface_id: i64,
+    pub instance_id: i64,
+    pub nat_1_1: Option<String>,
+    pub prefix: Option<i64>,
+    pub region: String,
+    pub subnet_id: i64,
+    pub subnet_mask: String,
+    pub vpc_id: i64,
+}
+
+/// Filterable fields (the reference's `x-linode-filterable`).
+pub const VPC_FILTERABLE: &[&str] = &["id", "label", "region", "description", "created", "updated"];
+pub const SUBNET_FILTERABLE: &[&str] = &["id", "label", "ipv4", "created", "updated"];
+pub const VPC_IP_FILTERABLE: &[&str] = &["active", "config_id", "instance_id", "region", "vpc_id", "subnet_id"];

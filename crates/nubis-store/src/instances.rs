@@ -1,0 +1,313 @@
+//! Compute instances: the record, its power state with the transition the runtime is running,
+//! and the operators' flags. The root password is written as an argon2 hash and never read back.
+
+use std::sync::Arc;
+
+use crate::db::Row;
+use nubis_model::instance::Alerts;
+use nubis_model::{Error, Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceRow {
+    pub id: i64,
+    pub account_id: i64,
+    pub label: String,
+    pub region: String,
+    pub kind: String,
+    pub image: Option<String>,
+    pub status: String,
+    pub target_status: String,
+    pub op_seq: i64,
+    pub op_event_id: Option<i64>,
+    pub op_username: Option<String>,
+    pub tags: Vec<String>,
+    pub group: String,
+    pub alerts: Alerts,
+    pub watchdog_enabled: bool,
+    pub backups_enabled: bool,
+    pub has_user_data: bool,
+    pub host_uuid: String,
+    /// Operators allowed more than one public IPv4 address ("by support request").
+    pub extra_ipv4_allowed: bool,
+    /// The instance is being live-migrated (firewall changes are refused meanwhile).
+    pub live_migration: bool,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+}
+
+const COLS: &str = "id, account_id, label, region, type, image, status, target_status, op_seq, op_event_id, \
+                    op_username, tags, grp, alerts, watchdog_enabled, backups_enabled, has_user_data, host_uuid, \
+                    extra_ipv4_allowed, live_migration, created, updated";
+
+fn instance(r: &Row) -> Result<InstanceRow> {
+    let tags: Vec<String> = serde_json::from_str(&r.str("tags")?).map_err(Error::internal)?;
+    let alerts: Alerts = serde_json::from_str(&r.str("alerts")?).map_err(Error::internal)?;
+    Ok(InstanceRow {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        region: r.str("region")?,
+        kind: r.str("type")?,
+        image: r.opt_str("image")?,
+        status: r.str("status")?,
+        target_status: r.str("target_status")?,
+        op_seq: r.i64("op_seq")?,
+        op_event_id: r.opt_i64("op_event_id")?,
+        op_username: r.opt_str("op_username")?,
+        tags,
+        group: r.str("grp")?,
+        alerts,
+        watchdog_enabled: r.bool("watchdog_enabled")?,
+        backups_enabled: r.bool("backups_enabled")?,
+        has_user_data: r.bool("has_user_data")?,
+        host_uuid: r.str("host_uuid")?,
+        extra_ipv4_allowed: r.bool("extra_ipv4_allowed")?,
+        live_migration: r.bool("live_migration")?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
+    })
+}
+
+pub struct NewInstance<'a> {
+    pub account_id: i64,
+    pub label: &'a str,
+    pub region: &'a str,
+    pub kind: &'a str,
+    pub image: Option<&'a str>,
+    pub status: &'a str,
+    pub target_status: &'a str,
+    pub op_username: &'a str,
+    pub root_pass_hash: Option<&'a str>,
+    pub tags: &'a [String],
+    pub group: &'a str,
+    pub alerts: &'a Alerts,
+    pub backups_enabled: bool,
+    pub has_user_data: bool,
+    pub host_uuid: &'a str,
+    pub created: Timestamp,
+}
+
+/// The changeable fields of an instance; `None` leaves a field as it is.
+#[derive(Default)]
+pub struct InstanceChanges<'a> {
+    pub label: Option<&'a str>,
+    pub tags: Option<&'a [String]>,
+    pub group: Option<&'a str>,
+    pub alerts: Option<&'a Alerts>,
+    pub watchdog_enabled: Option<bool>,
+}
+
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(Error::internal)
+}
+
+impl Tx<'_> {
+    pub async fn instance_insert(&mut self, i: &NewInstance<'_>) -> Result<InstanceRow> {
+        let sql = format!(
+            "INSERT INTO instances (account_id, label, region, type, image, status, target_status, op_username, \
+             root_pass_hash, tags, grp, alerts, backups_enabled, has_user_data, host_uuid, created, updated) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(i.account_id)
+            .bind(i.label)
+            .bind(i.region)
+            .bind(i.kind)
+            .bind(i.image)
+            .bind(i.status)
+            .bind(i.target_status)
+            .bind(i.op_username)
+            .bind(i.root_pass_hash)
+            .bind(json(&i.tags)?)
+            .bind(i.group)
+            .bind(json(i.alerts)?)
+            .bind(i.backups_enabled)
+            .bind(i.has_user_data)
+            .bind(i.host_uuid)
+            .bind(i.created.to_string())
+            .fetch_one(self.h())
+            .await?;
+        instance(&row)
+    }
+
+    /// An instance of the account, read inside the transaction, with its row lock taken (a
+    /// no-op update), so that concurrent changes of one instance conflict instead of
+    /// interleaving.
+    pub async fn instance_lock(&mut self, id: i64, account_id: i64) -> Result<Option<InstanceRow>> {
+        let sql = format!("UPDATE instances SET op_seq = op_seq WHERE id = $1 AND account_id = $2 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.h()).await?;
+        row.as_ref().map(instance).transpose()
+    }
+
+    /// The instances of an account with these ids, read inside the transaction.
+    pub async fn instances_by_ids(&mut self, account_id: i64, ids: &[i64]) -> Result<Vec<InstanceRow>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(i) = self.instance_lock(*id, account_id).await? {
+                out.push(i);
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn instance_update(&mut self, id: i64, c: &InstanceChanges<'_>, now: Timestamp) -> Result<InstanceRow> {
+        let sql = format!(
+            "UPDATE instances SET label = COALESCE($2, label), tags = COALESCE($3, tags), grp = COALESCE($4, grp), \
+             alerts = COALESCE($5, alerts), watchdog_enabled = COALESCE($6, watchdog_enabled), updated = $7 \
+             WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(id)
+            .bind(c.label)
+            .bind(c.tags.map(json).transpose()?)
+            .bind(c.group)
+            .bind(c.alerts.map(json).transpose()?)
+            .bind(c.watchdog_enabled)
+            .bind(now.to_string())
+            .fetch_one(self.h())
+            .await?;
+        instance(&row)
+    }
+
+    /// Starts a transition: the instance is now in `status`, heading for `target`; the
+    /// operation counter moves on so that a completion of an earlier transition is ignored.
+    pub async fn instance_start_transition(
+        &mut self,
+        id: i64,
+        status: &str,
+        target: &str,
+        event_id: Option<i64>,
+        username: &str,
+        now: Timestamp,
+    ) -> Result<InstanceRow> {
+        let sql = format!(
+            "UPDATE instances SET status = $2, target_status = $3, op_seq = op_seq + 1, op_event_id = $4, \
+             op_username = $5, updated = $6 WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(id)
+            .bind(status)
+            .bind(target)
+            .bind(event_id)
+            .bind(username)
+            .bind(now.to_string())
+            .fetch_one(self.h())
+            .await?;
+        instance(&row)
+    }
+
+    /// Moves an instance from `from` to `to` if it is still in the transition `op_seq` and in
+    /// state `from`; returns the updated record, or `None` when something else happened meanwhile.
+    pub async fn instance_step(
+        &mut self,
+        id: i64,
+        op_seq: i64,
+        from: &str,
+        to: &str,
+        event_id: Option<i64>,
+        now: Timestamp,
+    ) -> Result<Option<InstanceRow>> {
+        let sql = format!(
+            "UPDATE instances SET status = $4, op_event_id = $5, updated = $6 \
+             WHERE id = $1 AND op_seq = $2 AND status = $3 RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(id)
+            .bind(op_seq)
+            .bind(from)
+            .bind(to)
+            .bind(event_id)
+            .bind(now.to_string())
+            .fetch_optional(self.h())
+            .await?;
+        row.as_ref().map(instance).transpose()
+    }
+
+    /// Deletes an instance with everything that hangs on it: interfaces, addresses, ranges
+    /// routed to it, shares both ways.
+    pub async fn instance_delete(&mut self, id: i64) -> Result<()> {
+        for sql in [
+            "DELETE FROM ip_shares WHERE instance_id = $1",
+            "DELETE FROM ip_shares WHERE address IN (SELECT address FROM ip_addresses WHERE instance_id = $1)",
+            "DELETE FROM ip_shares WHERE address IN (SELECT range_start FROM ipv6_ranges WHERE instance_id = $1)",
+            "DELETE FROM ipv6_ranges WHERE instance_id = $1",
+            "DELETE FROM ip_addresses WHERE instance_id = $1",
+            "DELETE FROM instance_interfaces WHERE instance_id = $1",
+            "DELETE FROM instances WHERE id = $1",
+        ] {
+            query(sql).bind(id).execute(self.h()).await?;
+        }
+        Ok(())
+    }
+
+    /// The ids of the balancer back-end nodes that point at the instance's addresses.
+    ///
+    /// Load balancers arrive with the load-balancer issue, whose engineer replaces this body
+    /// with the query over its node table; until then no instance is a back end.
+    pub async fn instance_balancer_nodes(&mut self, instance_id: i64) -> Result<Vec<i64>> {
+        let _ = instance_id;
+        Ok(Vec::new())
+    }
+
+    /// True when the instance is part of a pending service transfer.
+    ///
+    /// Service transfers arrive with the account issue, whose engineer replaces this body with
+    /// the query over its transfer table; until then no transfer exists.
+    pub async fn instance_in_pending_transfer(&mut self, instance_id: i64) -> Result<bool> {
+        let _ = instance_id;
+        Ok(false)
+    }
+
+    /// Sets an operator flag; `false` when no such instance exists.
+    pub async fn instance_set_flag(&mut self, id: i64, flag: InstanceFlag, on: bool) -> Result<bool> {
+        let sql = match flag {
+            InstanceFlag::ExtraIpv4 => "UPDATE instances SET extra_ipv4_allowed = $2 WHERE id = $1",
+            InstanceFlag::LiveMigration => "UPDATE instances SET live_migration = $2 WHERE id = $1",
+        };
+        let n = query(sql).bind(id).bind(on).execute(self.h()).await?;
+        Ok(n > 0)
+    }
+}
+
+/// The operators' flags of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstanceFlag {
+    ExtraIpv4,
+    LiveMigration,
+}
+
+impl Store {
+    /// The instances of an account, in id order.
+    pub async fn instances_of_account(&self, account_id: i64) -> Result<Arc<Vec<InstanceRow>>> {
+        self.cached(CacheKey::Collection("instances", account_id), || async move {
+            let sql = format!("SELECT {COLS} FROM instances WHERE account_id = $1 ORDER BY id");
+            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
+            rows.iter().map(instance).collect()
+        })
+        .await
+    }
+
+    /// One instance by id, whatever its account (the runtime and operators' commands).
+    pub async fn instance_by_id(&self, id: i64) -> Result<Option<InstanceRow>> {
+        let sql = format!("SELECT {COLS} FROM instances WHERE id = $1");
+        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
+        row.as_ref().map(instance).transpose()
+    }
+
+    /// Every instance in one of `statuses` (the runtime resumes these after a restart).
+    pub async fn instances_in_status(&self, statuses: &[&str]) -> Result<Vec<InstanceRow>> {
+        let mut out = Vec::new();
+        for s in statuses {
+            let sql = format!("SELECT {COLS} FROM instances WHERE status = $1 ORDER BY id");
+            let rows = query(sql).bind(*s).fetch_all(self.r()).await?;
+            for r in &rows {
+                out.push(instance(r)?);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,180 @@
+//! Network interfaces of instances: public, VLAN (by label) and VPC (on a subnet, with an
+//! address in it that is unique by constraint). VLANs exist through these rows.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::db::Row;
+use nubis_model::{Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterfaceRow {
+    pub id: i64,
+    pub instance_id: i64,
+    pub account_id: i64,
+    pub region: String,
+    /// 0 for eth0, 1 for eth1, 2 for eth2.
+    pub position: i64,
+    /// `public`, `vlan` or `vpc`.
+    pub purpose: String,
+    pub primary: bool,
+    /// The VLAN label (VLAN interfaces only).
+    pub label: Option<String>,
+    pub ipam_address: Option<String>,
+    pub vpc_id: Option<i64>,
+    pub subnet_id: Option<i64>,
+    pub vpc_ipv4: Option<String>,
+    /// The public IPv4 address in 1:1 NAT with the VPC address.
+    pub nat_1_1: Option<String>,
+    pub created: Timestamp,
+}
+
+const COLS: &str = "id, instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, \
+                    vpc_id, subnet_id, vpc_ipv4, nat_1_1, created";
+
+fn interface(r: &Row) -> Result<InterfaceRow> {
+    Ok(InterfaceRow {
+        id: r.i64("id")?,
+        instance_id: r.i64("instance_id")?,
+        account_id: r.i64("account_id")?,
+        region: r.str("region")?,
+        position: r.i64("position")?,
+        purpose: r.str("purpose")?,
+        primary: r.bool("is_primary")?,
+        label: r.opt_str("label")?,
+        ipam_address: r.opt_str("ipam_address")?,
+        vpc_id: r.opt_i64("vpc_id")?,
+        subnet_id: r.opt_i64("subnet_id")?,
+        vpc_ipv4: r.opt_str("vpc_ipv4")?,
+        nat_1_1: r.opt_str("nat_1_1")?,
+        created: r.ts("created")?,
+    })
+}
+
+/// An interface about to be written.
+pub struct NewInterface<'a> {
+    pub instance_id: i64,
+    pub account_id: i64,
+    pub region: &'a str,
+    pub position: i64,
+    pub purpose: &'a str,
+    pub primary: bool,
+    pub label: Option<&'a str>,
+    pub ipam_address: Option<&'a str>,
+    pub vpc_id: Option<i64>,
+    pub subnet_id: Option<i64>,
+    pub vpc_ipv4: Option<(String, u32)>,
+    pub nat_1_1: Option<&'a str>,
+    pub created: Timestamp,
+}
+
+/// An interface on a subnet with what a refusal to delete the subnet must say about it.
+#[derive(Debug, Clone)]
+pub struct SubnetUse {
+    pub subnet_id: i64,
+    pub instance_id: i64,
+    pub instance_label: String,
+    pub instance_status: String,
+}
+
+impl Tx<'_> {
+    /// Inserts an interface. A VPC address already used in the subnet is `Error::Unique`.
+    pub async fn interface_insert(&mut self, i: &NewInterface<'_>) -> Result<InterfaceRow> {
+        let sql = format!(
+            "INSERT INTO instance_interfaces (instance_id, account_id, region, position, purpose, is_primary, label, \
+             ipam_address, vpc_id, subnet_id, vpc_ipv4, vpc_v4, nat_1_1, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(i.instance_id)
+            .bind(i.account_id)
+            .bind(i.region)
+            .bind(i.position)
+            .bind(i.purpose)
+            .bind(i.primary)
+            .bind(i.label)
+            .bind(i.ipam_address)
+            .bind(i.vpc_id)
+            .bind(i.subnet_id)
+            .bind(i.vpc_ipv4.as_ref().map(|(s, _)| s.clone()))
+            .bind(i.vpc_ipv4.as_ref().map(|(_, n)| i64::from(*n)))
+            .bind(i.nat_1_1)
+            .bind(i.created.to_string())
+            .fetch_one(self.h())
+            .await?;
+        interface(&row)
+    }
+
+    /// The VPC addresses in use in a subnet (as integers), read inside the transaction.
+    pub async fn subnet_used_addresses(&mut self, subnet_id: i64) -> Result<BTreeSet<u32>> {
+        let rows = query("SELECT vpc_v4 FROM instance_interfaces WHERE subnet_id = $1 AND vpc_v4 IS NOT NULL")
+            .bind(subnet_id)
+            .fetch_column_i64(self.h())
+            .await?;
+        Ok(rows.into_iter().map(|n| n as u32).collect())
+    }
+
+    /// Every interface on any of the subnets of a VPC (or on one subnet), with its instance,
+    /// read inside the transaction.
+    pub async fn subnet_uses(&mut self, vpc_id: i64, subnet_id: Option<i64>) -> Result<Vec<SubnetUse>> {
+        let rows = query(
+            "SELECT f.subnet_id, f.instance_id, i.label, i.status FROM instance_interfaces f \
+             JOIN instances i ON i.id = f.instance_id \
+             WHERE f.vpc_id = $1 AND ($2 IS NULL OR f.subnet_id = $2) ORDER BY f.subnet_id, f.instance_id",
+        )
+        .bind(vpc_id)
+        .bind(subnet_id)
+        .fetch_all(self.h())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(SubnetUse {
+                    subnet_id: r.i64("subnet_id")?,
+                    instance_id: r.i64("instance_id")?,
+                    instance_label: r.str("label")?,
+                    instance_status: r.str("status")?,
+                })
+            })
+            .collect()
+    }
+
+    /// The distinct VLAN labels of an account in a region, read inside the transaction.
+    pub async fn vlan_labels(&mut self, account_id: i64, region: &str) -> Result<Vec<String>> {
+        query(
+            "SELECT DISTINCT label FROM instance_interfaces WHERE account_id = $1 AND region = $2 \
+             AND purpose = 'vlan' ORDER BY label",
+        )
+        .bind(account_id)
+        .bind(region)
+        .fetch_column_str(self.h())
+        .await
+    }
+
+    /// The VPC interface that uses `address` as its 1:1 NAT, if any (inside the transaction).
+    pub async fn interface_with_nat(&mut self, address: &str) -> Result<Option<InterfaceRow>> {
+        let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE nat_1_1 = $1 ORDER BY id LIMIT 1");
+        let row = query(sql).bind(address).fetch_optional(self.h()).await?;
+        row.as_ref().map(interface).transpose()
+    }
+
+    pub async fn interfaces_delete_of_instance(&mut self, instance_id: i64) -> Result<()> {
+        query("DELETE FROM instance_interfaces WHERE instance_id = $1").bind(instance_id).execute(self.h()).await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The interfaces of every instance of an account, in id order.
+    pub async fn interfaces_of_account(&self, account_id: i64) -> Result<Arc<Vec<InterfaceRow>>> {
+        self.cached(CacheKey::Collection("instance_interfaces", account_id), || async move {
+            let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE account_id = $1 ORDER BY id");
+            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
+            rows.iter().map(interface).collect()
+        })
+        .await
+    }
+}
