@@ -119,8 +119,9 @@ async fn attempt(check: &HealthCheck, addr: SocketAddr) -> bool {
                 if buf.len() >= MAX_CHECK_RESPONSE {
                     break;
                 }
-                // An `http` check needs only the status line.
-                if check.kind == CheckKind::Http && buf.contains(&b'\n') {
+                // An `http` check needs only the status line; an `http_body` check stops at the
+                // end of a body with a length (servers may keep the connection open).
+                if check.kind == CheckKind::Http && buf.contains(&b'\n') || complete(&buf) {
                     break;
                 }
             }
@@ -128,6 +129,26 @@ async fn attempt(check: &HealthCheck, addr: SocketAddr) -> bool {
         }
     }
     judge(check, &buf)
+}
+
+/// A response with a `Content-Length` whose body has fully arrived.
+fn complete(resp: &[u8]) -> bool {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut r = httparse::Response::new(&mut headers);
+    let Ok(httparse::Status::Complete(n)) = r.parse(resp) else {
+        return false;
+    };
+    r.headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| {
+            std::str::from_utf8(h.value)
+                .ok()?
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .is_some_and(|len| resp.len() >= n + len)
 }
 
 /// Whether a raw check response passes.
