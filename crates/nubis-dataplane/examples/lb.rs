@@ -10,7 +10,7 @@
 //!       "tls_pem_file": "cert-and-key.pem",
 //!       "nodes": [ { "id": 1, "address": "127.0.0.1:18080", "weight": 1, "mode": "accept" } ] } ] } ] }
 //! ```
-//! Every field but ids, addresses, ports, protocols and nodes has a default. Network mode is
+//! `worker_threads` is the number of proxy threads (`DataplaneSettings::worker_threads`). Every field but ids, addresses, ports, protocols and nodes has a default. Network mode is
 //! loopback: nothing outside 127.0.0.0/8 is dialed or bound. Stops on SIGINT or SIGTERM.
 
 use std::net::{Ipv4Addr, SocketAddrV4};

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::fabric::{Fabric, NetworkMode};
 use crate::reconcile::{Reconciler, Registry};
 use crate::settings::DataplaneSettings;
+use crate::workers::Workers;
 
 /// Starts the data plane on the current tokio runtime. It applies every state published on
 /// `desired` and reports node health changes and traffic on `observations`.
@@ -25,12 +26,14 @@ pub fn start(
     let settings = Arc::new(settings);
     let stop = CancellationToken::new();
     let registry = Arc::new(Registry::default());
+    let workers = Arc::new(Workers::start(settings.worker_threads));
     let rec = Reconciler::new(
         Fabric::new(mode),
         Arc::clone(&settings),
         observations.clone(),
         Arc::clone(&registry),
         stop.clone(),
+        Arc::clone(&workers),
     );
     let reconcile = tokio::spawn(rec.run(desired));
     let reporter = tokio::spawn(report_traffic(
@@ -44,6 +47,7 @@ pub fn start(
         reconcile,
         reporter,
         registry,
+        workers,
     }
 }
 
@@ -54,6 +58,7 @@ pub struct DataplaneHandle {
     reconcile: JoinHandle<()>,
     reporter: JoinHandle<()>,
     registry: Arc<Registry>,
+    workers: Arc<Workers>,
 }
 
 impl DataplaneHandle {
@@ -63,6 +68,7 @@ impl DataplaneHandle {
         self.stop.cancel();
         let _ = self.reconcile.await;
         let _ = self.reporter.await;
+        self.workers.stop().await;
     }
 
     /// Node health and counters of every config, read now.

@@ -32,6 +32,7 @@ pub mod sticky;
 mod tcp;
 mod throttle;
 pub mod tls;
+mod workers;
 
 pub use fabric::{Fabric, FabricError, NetworkMode};
 pub use handle::{ConfigSnapshot, DataplaneHandle, NodeSnapshot, Snapshot, start};

@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering;
 use nubis_model::balancer::Protocol;
 use nubis_model::firewall::{Action, Direction, Packet, RuleProtocol};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
@@ -18,52 +20,109 @@ use crate::{http, tcp};
 /// Pending connections the kernel queues per listener.
 const BACKLOG: u32 = 4096;
 
-/// Binds `addr` with `SO_REUSEADDR` (so a moved listener can come back at once).
-pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+/// Binds `addr` with `SO_REUSEADDR` (so a moved listener can come back at once) and, when
+/// several workers share the address, `SO_REUSEPORT`. Must run inside the runtime that serves it.
+fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
     let s = if addr.is_ipv4() {
         TcpSocket::new_v4()?
     } else {
         TcpSocket::new_v6()?
     };
     s.set_reuseaddr(true)?;
+    if reuseport {
+        s.set_reuseport(true)?;
+    }
     s.bind(addr)?;
     s.listen(BACKLOG)
 }
 
-/// A running accept loop.
+/// The accept loops of one listener (one per worker).
 #[derive(Debug)]
 pub(crate) struct RunningListener {
     pub(crate) addr: SocketAddr,
+    shared: Arc<ListenerShared>,
     stop: CancellationToken,
-    task: JoinHandle<()>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl RunningListener {
-    pub(crate) fn spawn(
-        listener: TcpListener,
+    /// Binds `addr` on every worker (or on the current runtime when there are none) and starts
+    /// accepting. Fails, with nothing left running, when any bind fails.
+    pub(crate) async fn start(
+        addr: SocketAddr,
         shared: Arc<ListenerShared>,
         parent: &CancellationToken,
-    ) -> RunningListener {
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-        *shared.bound.lock().unwrap_or_else(|e| e.into_inner()) = Some(addr);
+        workers: &[Handle],
+    ) -> std::io::Result<RunningListener> {
         let stop = parent.child_token();
-        let task = tokio::spawn(accept_loop(listener, shared, stop.clone()));
-        RunningListener { addr, stop, task }
+        let mut tasks = Vec::new();
+        if workers.is_empty() {
+            let l = bind(addr, false)?;
+            tasks.push(tokio::spawn(accept_loop(
+                l,
+                Arc::clone(&shared),
+                stop.clone(),
+            )));
+        } else {
+            let reuseport = workers.len() > 1;
+            let mut bound = Vec::new();
+            for h in workers {
+                let (tx, rx) = oneshot::channel();
+                let (s, st) = (Arc::clone(&shared), stop.clone());
+                tasks.push(h.spawn(async move {
+                    match bind(addr, reuseport) {
+                        Ok(l) => {
+                            let _ = tx.send(Ok(()));
+                            accept_loop(l, s, st).await;
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                        }
+                    }
+                }));
+                bound.push(rx);
+            }
+            for rx in bound {
+                if let Err(e) = rx
+                    .await
+                    .unwrap_or_else(|_| Err(std::io::Error::other("worker stopped")))
+                {
+                    stop.cancel();
+                    for t in tasks {
+                        let _ = t.await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        *shared.bound.lock().unwrap_or_else(|e| e.into_inner()) = Some(addr);
+        tracing::info!(balancer = shared.balancer_id, config = shared.config_id, %addr, "listening");
+        Ok(RunningListener {
+            addr,
+            shared,
+            stop,
+            tasks,
+        })
     }
 
-    /// Stops accepting, closes every connection of this listener and waits until the socket is
+    /// Stops accepting, closes every connection of this listener and waits until its sockets are
     /// released.
     pub(crate) async fn stop(self) {
         self.stop.cancel();
-        let _ = self.task.await;
+        for t in self.tasks {
+            let _ = t.await;
+        }
+        *self.shared.bound.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        tracing::info!(
+            balancer = self.shared.balancer_id,
+            config = self.shared.config_id,
+            "listener stopped"
+        );
     }
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<ListenerShared>, stop: CancellationToken) {
     let mut conns = JoinSet::new();
-    tracing::info!(balancer = shared.balancer_id, config = shared.config_id, addr = ?listener.local_addr().ok(), "listening");
     loop {
         let (sock, peer) = tokio::select! {
             biased;

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::fabric::Fabric;
 use crate::health;
-use crate::listener::{self, RunningListener};
+use crate::listener::RunningListener;
 use crate::node::{NodeRt, NodeShared};
 use crate::select::View;
 use crate::settings::DataplaneSettings;
@@ -32,6 +32,7 @@ use crate::state::{BalancerShared, Gen, ListenerShared};
 use crate::sticky::StickyTable;
 use crate::throttle::Throttle;
 use crate::tls;
+use crate::workers::Workers;
 
 /// Every config's shared state, for snapshots and the stats reporter.
 #[derive(Debug, Default)]
@@ -77,6 +78,7 @@ pub(crate) struct Reconciler {
     balancers: HashMap<i64, BalancerRt>,
     registry: Arc<Registry>,
     stop: CancellationToken,
+    workers: Arc<Workers>,
 }
 
 impl Reconciler {
@@ -86,6 +88,7 @@ impl Reconciler {
         obs: mpsc::Sender<Observation>,
         registry: Arc<Registry>,
         stop: CancellationToken,
+        workers: Arc<Workers>,
     ) -> Reconciler {
         Reconciler {
             fabric,
@@ -95,6 +98,7 @@ impl Reconciler {
             balancers: HashMap::new(),
             registry,
             stop,
+            workers,
         }
     }
 
@@ -226,13 +230,16 @@ impl Reconciler {
                         continue;
                     }
                 };
-                match listener::bind(addr) {
+                match RunningListener::start(
+                    addr,
+                    Arc::clone(&rt.shared),
+                    &self.stop,
+                    &self.workers.handles,
+                )
+                .await
+                {
                     Ok(l) => {
-                        rt.running = Some(RunningListener::spawn(
-                            l,
-                            Arc::clone(&rt.shared),
-                            &self.stop,
-                        ));
+                        rt.running = Some(l);
                         rt.bind_failures = 0;
                     }
                     Err(e) => {

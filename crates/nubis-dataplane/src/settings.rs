@@ -28,6 +28,10 @@ pub struct DataplaneSettings {
     pub check_interval_override: Option<Duration>,
     /// Idle back-end connections kept per node for reuse by `http`/`https` configs.
     pub max_idle_backend_per_node: usize,
+    /// Threads dedicated to proxying. Each runs its own single-threaded event loop with its own
+    /// `SO_REUSEPORT` socket for every listener, so connections never hop between threads.
+    /// Default: the number of CPUs. 0 runs the listeners on the caller's tokio runtime.
+    pub worker_threads: usize,
 }
 
 impl DataplaneSettings {
@@ -41,6 +45,9 @@ impl DataplaneSettings {
             stats_interval: Duration::from_secs(1),
             check_interval_override: None,
             max_idle_backend_per_node: 512,
+            worker_threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
         }
     }
 }

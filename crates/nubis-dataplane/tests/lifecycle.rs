@@ -346,3 +346,53 @@ async fn shutdown_stops_every_listener() {
         "nothing listens"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listeners_can_run_on_the_callers_runtime() {
+    let a = backend("127.168.48.1:0", "a", Kind::Http).await;
+    let t = backend("127.168.48.2:0", "t", Kind::TcpGreet).await;
+    let settings = nubis_dataplane::DataplaneSettings {
+        worker_threads: 0,
+        ..test_settings()
+    };
+    let mut c2 = config(
+        2,
+        9000,
+        Protocol::Tcp,
+        vec![node(1, &t, 1, NodeMode::Accept)],
+    );
+    c2.check = check(CheckKind::None);
+    let mut dp = Dp::start(
+        settings,
+        vec![balancer(
+            48,
+            "127.10.48.1",
+            vec![
+                config(
+                    1,
+                    8080,
+                    Protocol::Http,
+                    vec![node(1, &a, 1, NodeMode::Accept)],
+                ),
+                c2.clone(),
+            ],
+        )],
+    )
+    .await;
+    let lb = dp.listening(48, 1).await;
+    assert_eq!(get(lb, "/").await.unwrap().backend(), "a");
+    let tcp = dp.listening(48, 2).await;
+    assert_eq!(tcp_greeting("127.0.0.1", tcp).await.unwrap().1, "t");
+    c2.port = 9001;
+    dp.publish(vec![balancer(48, "127.10.48.1", vec![c2])]);
+    let moved = eventually("moved", async || {
+        dp.snapshot()
+            .config(48, 2)?
+            .listening
+            .filter(|a| a.port() == 9001)
+    })
+    .await;
+    assert_eq!(tcp_greeting("127.0.0.1", moved).await.unwrap().1, "t");
+    assert!(refused(lb).await);
+    dp.handle.shutdown().await;
+}
