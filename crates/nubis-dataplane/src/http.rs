@@ -374,11 +374,15 @@ fn inspect_response(
     }))
 }
 
+/// Room to read into: 4 KiB at first, doubling while a head or body needs more.
 fn reserve(buf: &mut Vec<u8>) {
     if buf.capacity() - buf.len() < 1024 {
-        buf.reserve(READ_CHUNK);
+        buf.reserve(buf.capacity().clamp(4096, READ_CHUNK));
     }
 }
+
+/// Buffers larger than this are released between requests (a big body went through).
+const KEEP_BUFFER: usize = 32 * 1024;
 
 /// Forwards the rest of a body from `src` to `dst`; `buf` must be empty on entry and holds the
 /// bytes read past the end of the body on return. Returns (bytes read, bytes written).
@@ -441,7 +445,7 @@ where
     let idle_for = settings.client_idle_timeout;
     let max_head = settings.max_header_bytes;
     let mut cache = Cache::new(Arc::clone(&shared.state));
-    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut buf: Vec<u8> = Vec::new();
     let mut out: Vec<u8> = Vec::new();
     let mut rbuf: Vec<u8> = Vec::new();
     let ip = peer.ip();
@@ -655,6 +659,12 @@ where
         }
         if req_done {
             buf.drain(..consumed);
+        }
+        if rbuf.capacity() > KEEP_BUFFER {
+            rbuf = Vec::new();
+        }
+        if buf.capacity() > KEEP_BUFFER && buf.len() < 4096 {
+            buf.shrink_to(4096);
         }
         idle.as_mut().reset(Instant::now() + idle_for);
     }

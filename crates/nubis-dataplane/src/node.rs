@@ -36,17 +36,24 @@ pub(crate) struct NodeShared {
     pub(crate) failures: AtomicU32,
     /// Sessions (tcp connections or http requests) in flight.
     pub(crate) active: AtomicUsize,
-    idle: Mutex<Vec<TcpStream>>,
+    /// Idle back-end connections, one pool per proxy worker: a connection is only ever used on
+    /// the event loop it is registered with, and the locks are never contended.
+    idle: Box<[Mutex<Vec<TcpStream>>]>,
 }
 
 impl NodeShared {
-    pub(crate) fn new() -> NodeShared {
+    /// `pools`: the number of proxy workers (at least one pool is made).
+    pub(crate) fn new(pools: usize) -> NodeShared {
         NodeShared {
             status: AtomicU8::new(UNKNOWN),
             failures: AtomicU32::new(0),
             active: AtomicUsize::new(0),
-            idle: Mutex::new(Vec::new()),
+            idle: (0..pools.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
         }
+    }
+
+    fn pool(&self) -> &Mutex<Vec<TcpStream>> {
+        &self.idle[crate::workers::current() % self.idle.len()]
     }
 
     pub(crate) fn status(&self) -> NodeStatus {
@@ -66,7 +73,11 @@ impl NodeShared {
     /// An idle pooled connection that the back end has not closed, if any.
     pub(crate) fn take_idle(&self) -> Option<TcpStream> {
         loop {
-            let s = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+            let s = self
+                .pool()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop()?;
             let mut probe = [0u8; 1];
             match s.try_read(&mut probe) {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(s),
@@ -77,14 +88,18 @@ impl NodeShared {
     }
 
     pub(crate) fn put_idle(&self, s: TcpStream, max: usize) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let mut idle = self.pool().lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < max {
             idle.push(s);
         }
     }
 
+    /// Closes the idle connections. They belong to the workers' event loops, so they are handed
+    /// back to be dropped there (dropping one elsewhere is also safe, only slower).
     pub(crate) fn clear_idle(&self) {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        for p in self.idle.iter() {
+            p.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
     }
 }
 

@@ -63,6 +63,8 @@ struct ConfigRt {
     health_stop: CancellationToken,
     health_task: JoinHandle<()>,
     bind_failures: u32,
+    /// Idle-connection pools per node (one per proxy worker).
+    pools: usize,
 }
 
 struct BalancerRt {
@@ -298,6 +300,7 @@ fn new_config(
         health_stop: health_stop.clone(),
         health_task: tokio::spawn(async {}),
         bind_failures: 0,
+        pools: settings.worker_threads.max(1),
     };
     let cur = build_gen(fabric, secret, b.id, c, &mut rt);
     shared.publish(cur);
@@ -352,7 +355,7 @@ fn build_gen(
                     None
                 }
             };
-            let shared = rt.nodes.remove(&(n.id, dial)).unwrap_or_else(|| Arc::new(NodeShared::new()));
+            let shared = rt.nodes.remove(&(n.id, dial)).unwrap_or_else(|| Arc::new(NodeShared::new(rt.pools)));
             nodes_map.insert((n.id, dial), Arc::clone(&shared));
             NodeRt {
                 id: n.id,

@@ -3,11 +3,21 @@
 //! workers and a connection never moves between threads (no work-stealing wake-ups on the hot
 //! path). Health checks, reconcile and stats stay on the caller's runtime.
 
+use std::cell::Cell;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
+
+thread_local! {
+    static WORKER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Index of the proxy worker running this code (0 outside workers).
+pub(crate) fn current() -> usize {
+    WORKER.with(Cell::get)
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Workers {
@@ -24,6 +34,7 @@ impl Workers {
             let (stop_tx, stop_rx) = oneshot::channel::<()>();
             let (h_tx, h_rx) = std::sync::mpsc::channel();
             let spawned = std::thread::Builder::new().name(format!("nubis-dp-{i}")).spawn(move || {
+                WORKER.with(|w| w.set(i));
                 let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(rt) => rt,
                     Err(e) => {

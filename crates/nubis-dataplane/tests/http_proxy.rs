@@ -393,6 +393,25 @@ async fn bodies_are_forwarded_with_length_and_chunked_framing() {
     assert!(r1.body.contains("GET /one"));
     let r2 = cl.raw(b"").await.unwrap();
     assert!(r2.body.contains("GET /two"));
+    // Chunked request body, chunked response.
+    let r = cl
+        .raw(b"POST /ch HTTP/1.1\r\nHost: t\r\nX-Chunked: 1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert!(
+        r.body.contains("POST /ch") && r.body.contains("body-len=7"),
+        "{}",
+        r.body
+    );
+    // The connection is still in step after the chunked exchange.
+    assert!(
+        cl.get("/after", "")
+            .await
+            .unwrap()
+            .body
+            .contains("GET /after")
+    );
     // 100-continue with a body sent after the interim answer.
     cl.s.write_all(
         b"POST /c HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
@@ -544,5 +563,31 @@ async fn cookie_stickiness_sets_and_honours_the_cookie_and_fails_over() {
             .is_some_and(|s| !s.starts_with(&cookie)),
         "new cookie for the new node"
     );
+    dp.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_is_tunnelled_after_101() {
+    let a = backend("127.168.13.1:0", "a", Kind::Http).await;
+    let c = config(
+        1,
+        8080,
+        Protocol::Http,
+        vec![node(1, &a, 1, NodeMode::Accept)],
+    );
+    let dp = Dp::start(test_settings(), vec![balancer(13, "127.10.13.1", vec![c])]).await;
+    let lb = dp.listening(13, 1).await;
+    let mut cl = Client::connect("127.0.0.1", lb).await.unwrap();
+    let r = cl
+        .get("/ws", "Connection: Upgrade\r\nUpgrade: echo\r\n")
+        .await
+        .unwrap();
+    assert_eq!(r.status, 101);
+    cl.s.write_all(b"hello tunnel").await.unwrap();
+    let mut b = [0u8; 12];
+    tokio::io::AsyncReadExt::read_exact(&mut cl.s, &mut b)
+        .await
+        .unwrap();
+    assert_eq!(&b, b"HELLO TUNNEL");
     dp.handle.shutdown().await;
 }

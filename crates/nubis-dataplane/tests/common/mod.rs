@@ -172,43 +172,53 @@ async fn serve_greet(mut s: TcpStream, name: &str, hits: &AtomicUsize) {
     }
 }
 
+/// Decodes a complete chunked body at the start of `b`: (decoded body, bytes used), or None
+/// when more bytes are needed.
+pub fn dechunk(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        let line_end = i + b[i..].windows(2).position(|w| w == b"\r\n")?;
+        let size_txt = std::str::from_utf8(&b[i..line_end]).ok()?;
+        let size = usize::from_str_radix(size_txt.split(';').next()?.trim(), 16).ok()?;
+        i = line_end + 2;
+        if size == 0 {
+            // No trailers in these tests.
+            return (b.len() >= i + 2).then(|| (out, i + 2));
+        }
+        if b.len() < i + size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&b[i..i + size]);
+        i += size + 2;
+    }
+}
+
 async fn serve_http(mut s: TcpStream, name: &str, hits: &AtomicUsize, opts: &Opts) {
     let mut buf = Vec::new();
     loop {
-        let (head_len, head, path, len, status) = loop {
+        let (head_len, head, path, len, chunked, status, chunked_reply, upgrade) = loop {
             let mut hs = [httparse::EMPTY_HEADER; 64];
             let mut r = httparse::Request::new(&mut hs);
             if let Ok(httparse::Status::Complete(n)) = r.parse(&buf) {
-                let len = r
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                    .map(|h| {
-                        std::str::from_utf8(h.value)
-                            .unwrap()
-                            .parse::<usize>()
-                            .unwrap()
-                    })
+                let hv = |name: &str| {
+                    r.headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case(name))
+                        .map(|h| String::from_utf8_lossy(h.value).to_string())
+                };
+                let len = hv("content-length")
+                    .map(|v| v.parse::<usize>().unwrap())
                     .unwrap_or(0);
-                let status = r
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("x-status"))
-                    .map(|h| {
-                        std::str::from_utf8(h.value)
-                            .unwrap()
-                            .parse::<u16>()
-                            .unwrap()
-                    })
+                let chunked = hv("transfer-encoding").is_some_and(|v| v.contains("chunked"));
+                let status = hv("x-status")
+                    .map(|v| v.parse::<u16>().unwrap())
                     .unwrap_or(200);
+                let chunked_reply = hv("x-chunked").is_some();
+                let upgrade = hv("upgrade").is_some();
                 let path = r.path.unwrap().to_string();
-                break (
-                    n,
-                    String::from_utf8_lossy(&buf[..n]).to_string(),
-                    path,
-                    len,
-                    status,
-                );
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                break (n, head, path, len, chunked, status, chunked_reply, upgrade);
             }
             let mut b = [0u8; 8192];
             match s.read(&mut b).await {
@@ -216,15 +226,38 @@ async fn serve_http(mut s: TcpStream, name: &str, hits: &AtomicUsize, opts: &Opt
                 Ok(n) => buf.extend_from_slice(&b[..n]),
             }
         };
-        while buf.len() < head_len + len {
+        let req_body = loop {
+            if chunked {
+                if let Some((body, used)) = dechunk(&buf[head_len..]) {
+                    buf.drain(..head_len + used);
+                    break body;
+                }
+            } else if buf.len() >= head_len + len {
+                let body = buf[head_len..head_len + len].to_vec();
+                buf.drain(..head_len + len);
+                break body;
+            }
             let mut b = [0u8; 8192];
             match s.read(&mut b).await {
                 Ok(0) | Err(_) => return,
                 Ok(n) => buf.extend_from_slice(&b[..n]),
             }
+        };
+        if upgrade {
+            let _ = s.write_all(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n").await;
+            let mut b = [0u8; 4096];
+            loop {
+                match s.read(&mut b).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        let up: Vec<u8> = b[..n].to_ascii_uppercase();
+                        if s.write_all(&up).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
         }
-        let req_body = buf[head_len..head_len + len].to_vec();
-        buf.drain(..head_len + len);
         let (status, body) = if path == "/health" {
             (opts.health_status, opts.health_body.to_string())
         } else {
@@ -234,10 +267,19 @@ async fn serve_http(mut s: TcpStream, name: &str, hits: &AtomicUsize, opts: &Opt
                 format!("{name}\n{head}body-len={}\n", req_body.len()),
             )
         };
-        let resp = format!(
-            "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nX-Backend: {name}\r\n\r\n{body}",
-            body.len()
-        );
+        let resp = if chunked_reply {
+            let (a, b) = body.split_at(body.len() / 2);
+            format!(
+                "HTTP/1.1 {status} X\r\nTransfer-Encoding: chunked\r\nX-Backend: {name}\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+                a.len(),
+                b.len()
+            )
+        } else {
+            format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nX-Backend: {name}\r\n\r\n{body}",
+                body.len()
+            )
+        };
         if s.write_all(resp.as_bytes()).await.is_err() {
             return;
         }
@@ -292,6 +334,27 @@ pub async fn read_response<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -
                 })
                 .collect();
             let status = r.code.unwrap();
+            if headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
+            {
+                loop {
+                    if let Some((body, used)) = dechunk(&buf[n..]) {
+                        buf.drain(..n + used);
+                        let body = String::from_utf8_lossy(&body).to_string();
+                        return Some(Response {
+                            status,
+                            headers,
+                            body,
+                        });
+                    }
+                    let mut b = [0u8; 8192];
+                    match s.read(&mut b).await {
+                        Ok(0) | Err(_) => return None,
+                        Ok(k) => buf.extend_from_slice(&b[..k]),
+                    }
+                }
+            }
             let len: usize = headers
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
