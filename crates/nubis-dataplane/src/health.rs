@@ -9,7 +9,7 @@
 //!   body to contain `check_body` (a plain substring, as the reference describes it: "must be
 //!   present in the response body").
 //! * With check `none` nodes stay `unknown` and take traffic; a node taken out by a passive failure
-//!   is given back (`unknown`) at the next round, one interval later.
+//!   is given back (`unknown`) after one to two intervals.
 //! * A node address the fabric refuses is DOWN.
 
 use std::net::SocketAddr;
@@ -53,8 +53,11 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
             let status = node.shared.status();
             match ok {
                 None => {
-                    if status == NodeStatus::Down {
-                        node.shared.failures.store(0, Ordering::Relaxed);
+                    // Taken out by a passive failure: the first round marks it seen, the next one
+                    // gives it back, so it stays out for at least one full interval.
+                    if status == NodeStatus::Down
+                        && node.shared.failures.swap(0, Ordering::Relaxed) == 0
+                    {
                         shared.set_status(node, NodeStatus::Unknown);
                     }
                 }
