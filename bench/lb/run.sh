@@ -6,14 +6,15 @@
 # Everything binds and dials 127.0.0.0/8 only; every process is started and stopped by pid.
 #
 # Usage: bench/lb/run.sh            (env: N runs per row [3], D duration [10s], NT haproxy nbthread and nubis
-#                                     worker threads [2], SCENARIOS [all], IDLE_CONNS [2000])
+#                                     worker threads [2], SCENARIOS [all], IDLE_CONNS [2000], APPEND=1 keeps
+#                                     earlier rows, NUBIS_PREBUILT=1 skips the cargo build)
 # Output: a table on stdout and bench/lb/results.md (ratios nubis/HAProxy and nubis/direct, exact commands).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
 N=${N:-3}; D=${D:-10s}; NT=${NT:-2}; IDLE_CONNS=${IDLE_CONNS:-2000}
 SCENARIOS=${SCENARIOS:-"direct http tcp https handshakes memory"}
 W=${BENCH_DIR:-${TMPDIR:-/tmp}/nubis-lb-bench}; mkdir -p "$W"
-OUT=$W/results.tsv; : > "$OUT"
+OUT=$W/results.tsv; [ -n "${APPEND:-}" ] || : > "$OUT"   # APPEND=1 adds to the previous run's rows
 TCK=$(getconf CLK_TCK)
 BACKEND_PID=; PROXY_PID=
 
@@ -134,7 +135,9 @@ run() {
 stime() {
   local label=$1 who=$2 hp=$3 q; q=$(quiet_gate)
   local p0 p1 t0 t1 c; p0=$(cputicks $PROXY_PID); t0=$(date +%s.%N)
-  for j in 1 2 3 4; do timeout 30 openssl s_time -connect "$hp" -new -time 10 > "$W/$label.$who.c$j.txt" 2>&1 & done; wait
+  local pids=()
+  for j in 1 2 3 4; do timeout 30 openssl s_time -connect "$hp" -new -time 10 > "$W/$label.$who.c$j.txt" 2>&1 & pids+=($!); done
+  wait "${pids[@]}"
   t1=$(date +%s.%N); p1=$(cputicks $PROXY_PID)
   c=$(cat "$W/$label.$who".c*.txt | grep -E "connections in .* real seconds" | awk '{s+=$1} END {print s+0}')
   local cps; cps=$(echo "$c/($t1-$t0)" | bc -l)
@@ -185,7 +188,7 @@ PY
 # ------------------------------------------------------------------ run
 echo "nubis LB bench: N=$N D=$D NT=$NT, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(haproxy -v | head -1)"
 start_backend || exit 1
-: > "$W/memory.txt"
+[ -n "${APPEND:-}" ] || : > "$W/memory.txt"
 for s in $SCENARIOS; do case $s in
   direct)
     warm http://127.0.0.1:18080/

@@ -94,7 +94,7 @@ impl DataplaneHandle {
                         .map(|n| NodeSnapshot {
                             id: n.id,
                             status: n.shared.status(),
-                            active: n.shared.active.load(Ordering::Relaxed),
+                            active: n.shared.active.sum() as usize,
                         })
                         .collect(),
                 }

@@ -26,6 +26,7 @@ pub mod proxy_protocol;
 mod reconcile;
 mod select;
 pub mod settings;
+mod sharded;
 mod state;
 mod stats;
 pub mod sticky;

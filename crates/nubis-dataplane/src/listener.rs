@@ -142,7 +142,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<ListenerShared>, stop: C
             drop(sock);
             continue;
         }
-        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        shared.stats.connections.add(1);
         shared.open.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::clone(&shared);
         conns.spawn(async move {
@@ -189,23 +189,31 @@ fn admit(shared: &ListenerShared, sock: &TcpStream, peer: SocketAddr) -> bool {
 async fn serve(sock: TcpStream, peer: SocketAddr, shared: &ListenerShared) {
     let _ = sock.set_nodelay(true);
     let local = sock.local_addr().unwrap_or(peer);
-    let cur = shared.state.load_full();
-    match cur.protocol {
-        Protocol::Tcp => tcp::serve(sock, peer, local, shared).await,
-        Protocol::Http => http::serve(sock, peer, shared, false).await,
-        Protocol::Https => {
-            let Some(cfg) = cur.tls.clone() else {
-                return; // no usable certificate: refuse
-            };
-            drop(cur);
-            let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-            match tokio::time::timeout(shared.settings.client_idle_timeout, acceptor.accept(sock))
-                .await
+    let protocol = shared.state.load().protocol;
+    // Each handler is boxed so that a connection's task holds only the state of its own protocol
+    // (an https future, with its TLS session, is much larger than an http one).
+    match protocol {
+        Protocol::Tcp => Box::pin(tcp::serve(sock, peer, local, shared)).await,
+        Protocol::Http => {
+            // No buffer is allocated until the client sends its first bytes.
+            if let Ok(Ok(())) =
+                tokio::time::timeout(shared.settings.client_idle_timeout, sock.readable()).await
             {
-                Ok(Ok(tls)) => http::serve(tls, peer, shared, true).await,
-                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                Box::pin(http::serve(sock, peer, shared, false)).await;
             }
         }
+        Protocol::Https => Box::pin(serve_tls(sock, peer, shared)).await,
+    }
+}
+
+async fn serve_tls(sock: TcpStream, peer: SocketAddr, shared: &ListenerShared) {
+    let Some(cfg) = shared.state.load().tls.clone() else {
+        return; // no usable certificate: refuse
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+    match tokio::time::timeout(shared.settings.client_idle_timeout, acceptor.accept(sock)).await {
+        Ok(Ok(tls)) => http::serve(tls, peer, shared, true).await,
+        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
     }
 }

@@ -3,7 +3,9 @@
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+
+use crate::sharded::Sharded;
 
 use nubis_model::balancer::{NodeMode, NodeStatus};
 use tokio::net::TcpStream;
@@ -34,8 +36,8 @@ pub(crate) struct NodeShared {
     status: AtomicU8,
     /// Consecutive failed checks (active or passive).
     pub(crate) failures: AtomicU32,
-    /// Sessions (tcp connections or http requests) in flight.
-    pub(crate) active: AtomicUsize,
+    /// Sessions (tcp connections or http requests) in flight, sharded per worker.
+    pub(crate) active: Sharded,
     /// Idle back-end connections, one pool per proxy worker: a connection is only ever used on
     /// the event loop it is registered with, and the locks are never contended.
     idle: Box<[Mutex<Vec<TcpStream>>]>,
@@ -47,7 +49,7 @@ impl NodeShared {
         NodeShared {
             status: AtomicU8::new(UNKNOWN),
             failures: AtomicU32::new(0),
-            active: AtomicUsize::new(0),
+            active: Sharded::new(pools),
             idle: (0..pools.max(1)).map(|_| Mutex::new(Vec::new())).collect(),
         }
     }
@@ -134,13 +136,13 @@ pub(crate) struct ActiveGuard<'a>(&'a NodeShared);
 
 impl<'a> ActiveGuard<'a> {
     pub(crate) fn new(n: &'a NodeShared) -> ActiveGuard<'a> {
-        n.active.fetch_add(1, Ordering::Relaxed);
+        n.active.add(1);
         ActiveGuard(n)
     }
 }
 
 impl Drop for ActiveGuard<'_> {
     fn drop(&mut self) {
-        self.0.active.fetch_sub(1, Ordering::Relaxed);
+        self.0.active.sub(1);
     }
 }

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use crate::node::NodeRt;
 use crate::select::{View, leastconn, source};
 use crate::settings::DataplaneSettings;
+use crate::sharded::Sharded;
 use crate::stats::ConfigStats;
 use crate::sticky::StickyTable;
 use crate::throttle::Throttle;
@@ -57,7 +58,7 @@ impl Gen {
     /// any), avoiding the nodes in `exclude` (already tried for this session).
     pub(crate) fn choose(
         &self,
-        rr: &AtomicUsize,
+        rr: &Sharded,
         ip: IpAddr,
         cookie: Option<u64>,
         exclude: &[u16],
@@ -105,18 +106,16 @@ impl Gen {
         }
     }
 
-    fn pick(&self, rr: &AtomicUsize, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
+    fn pick(&self, rr: &Sharded, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
         let v = &*self.view;
         if v.active.is_empty() {
             return None;
         }
         let first = match self.algorithm {
-            Algorithm::Roundrobin => {
-                v.schedule[rr.fetch_add(1, Ordering::Relaxed) % v.schedule.len()]
-            }
+            Algorithm::Roundrobin => v.schedule[rr.next() as usize % v.schedule.len()],
             Algorithm::Leastconn => {
                 let start = if v.active.len() > 1 {
-                    rr.fetch_add(1, Ordering::Relaxed)
+                    rr.next() as usize
                 } else {
                     0
                 };
@@ -147,7 +146,7 @@ pub(crate) struct ListenerShared {
     pub(crate) settings: Arc<DataplaneSettings>,
     /// Client connections open on this listener.
     pub(crate) open: AtomicUsize,
-    pub(crate) rr: AtomicUsize,
+    pub(crate) rr: Sharded,
     /// The address the listener is bound to, when it is.
     pub(crate) bound: Mutex<Option<SocketAddr>>,
     pub(crate) obs: mpsc::Sender<Observation>,
@@ -162,16 +161,17 @@ impl ListenerShared {
         settings: Arc<DataplaneSettings>,
         obs: mpsc::Sender<Observation>,
     ) -> ListenerShared {
+        let shards = settings.worker_threads;
         ListenerShared {
             balancer_id,
             config_id,
             state: Arc::new(ArcSwap::from_pointee(cur)),
             swap_lock: Mutex::new(()),
             balancer,
-            stats: ConfigStats::default(),
+            stats: ConfigStats::new(shards),
             settings,
             open: AtomicUsize::new(0),
-            rr: AtomicUsize::new(0),
+            rr: Sharded::new(shards),
             bound: Mutex::new(None),
             obs,
         }

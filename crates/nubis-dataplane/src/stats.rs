@@ -1,34 +1,44 @@
 //! Traffic counters per config (connections accepted, bytes from clients, bytes to clients) and
 //! the deltas reported as `Observation::Traffic`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sharded::Sharded;
 
-#[derive(Debug, Default)]
+/// Counters are sharded per proxy worker (no shared cache line on the hot path).
+#[derive(Debug)]
 pub(crate) struct ConfigStats {
-    pub(crate) connections: AtomicU64,
-    pub(crate) bytes_in: AtomicU64,
-    pub(crate) bytes_out: AtomicU64,
+    pub(crate) connections: Sharded,
+    bytes_in: Sharded,
+    bytes_out: Sharded,
     reported: std::sync::Mutex<(u64, u64, u64)>,
 }
 
 impl ConfigStats {
+    pub(crate) fn new(shards: usize) -> ConfigStats {
+        ConfigStats {
+            connections: Sharded::new(shards),
+            bytes_in: Sharded::new(shards),
+            bytes_out: Sharded::new(shards),
+            reported: std::sync::Mutex::new((0, 0, 0)),
+        }
+    }
+
     pub(crate) fn add_in(&self, n: usize) {
         if n > 0 {
-            self.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+            self.bytes_in.add(n as u64);
         }
     }
 
     pub(crate) fn add_out(&self, n: usize) {
         if n > 0 {
-            self.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
+            self.bytes_out.add(n as u64);
         }
     }
 
     pub(crate) fn totals(&self) -> (u64, u64, u64) {
         (
-            self.connections.load(Ordering::Relaxed),
-            self.bytes_in.load(Ordering::Relaxed),
-            self.bytes_out.load(Ordering::Relaxed),
+            self.connections.sum(),
+            self.bytes_in.sum(),
+            self.bytes_out.sum(),
         )
     }
 

@@ -1,8 +1,6 @@
 //! Least connections: the node with the fewest sessions in flight relative to its weight; ties go
 //! round robin from a rotating start so equal nodes share the load.
 
-use std::sync::atomic::Ordering;
-
 use crate::node::NodeRt;
 
 /// Index (into `nodes`) of the least loaded of `active`.
@@ -15,7 +13,7 @@ pub(crate) fn pick(active: &[u16], nodes: &[NodeRt], start: usize) -> Option<u16
     for k in 0..n {
         let i = active[(start + k) % n];
         let node = &nodes[i as usize];
-        let a = node.shared.active.load(Ordering::Relaxed) as u64;
+        let a = node.shared.active.sum();
         let w = u64::from(node.weight.max(1));
         match best {
             // a/w < ba/bw  <=>  a*bw < ba*w
