@@ -56,7 +56,7 @@ for label in labels:
         c = med(label, who, 3)
         return f"{c:.1f}" if c == c else "–"
     if label.startswith("tls-full"):
-        out.append(f"| {label} (full TLS 1.3 handshakes/s, RSA-2048, 4 clients) | {h:,.0f} | {n:,.0f} | {ratio} | – | – | {med(label,'haproxy',3)/1000:.3f} / {med(label,'nubis',3)/1000:.3f} ms per handshake |")
+        out.append(f"| {label} (full TLS 1.3 handshakes/s, 4 clients) | {h:,.0f} | {n:,.0f} | {ratio} | – | – | {med(label,'haproxy',3)/1000:.3f} / {med(label,'nubis',3)/1000:.3f} ms per handshake |")
         continue
     out.append(f"| {label} | {h:,.0f} ({med(label,'haproxy',1):.2f}/{hp99:.2f}) {rng(label,'haproxy',0)} | {n:,.0f} ({med(label,'nubis',1):.2f}/{np99:.2f}) {rng(label,'nubis',0)} | {ratio} | {p99r} | {dr} | {cpu('haproxy', h)} / {cpu('nubis', n)} |")
 

@@ -29,6 +29,11 @@ if [ ! -f "$W/rsa2048.pem" ]; then
     -subj "/CN=lb.test" -addext "subjectAltName=DNS:lb.test,IP:127.0.0.2,IP:127.0.0.4" 2>/dev/null
   cat "$W/rsa2048.crt" "$W/rsa2048.key" > "$W/rsa2048.pem"
 fi
+if [ ! -f "$W/p256.pem" ]; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$W/p256.key" -out "$W/p256.crt" -days 30 \
+    -subj "/CN=lb.test" -addext "subjectAltName=DNS:lb.test,IP:127.0.0.2,IP:127.0.0.4" 2>/dev/null
+  cat "$W/p256.crt" "$W/p256.key" > "$W/p256.pem"
+fi
 
 cat > "$W/nginx-backend.conf" <<NGX
 worker_processes 1;
@@ -46,9 +51,10 @@ http {
 }
 NGX
 
-for mode in http tcp https; do
+for mode in http tcp https https-p256; do
   case $mode in
     https) bind="bind 127.0.0.2:18443 ssl crt $W/rsa2048.pem"; m=http ;;
+    https-p256) bind="bind 127.0.0.2:18444 ssl crt $W/p256.pem"; m=http ;;
     tcp) bind="bind 127.0.0.2:18083"; m=tcp ;;
     *) bind="bind 127.0.0.2:18081"; m=http ;;
   esac
@@ -75,7 +81,7 @@ $extra
 HAP
 done
 
-# nubis: the same three front ends in one process (http 18081, tcp 18083, https 18443), connection checks every 2 s.
+# nubis: the same front ends in one process (http 18081, tcp 18083, https 18443 RSA / 18444 P-256), connection checks every 2 s.
 nodes='[{"id":1,"address":"127.0.0.1:18080"},{"id":2,"address":"127.0.0.1:18082"}]'
 cat > "$W/nubis.json" <<JSON
 { "worker_threads": $NT,
@@ -83,7 +89,8 @@ cat > "$W/nubis.json" <<JSON
   "balancers": [ { "id": 1, "ipv4": "127.0.0.4", "configs": [
     { "id": 1, "port": 18081, "protocol": "http",  "check": "connection", "nodes": $nodes },
     { "id": 2, "port": 18083, "protocol": "tcp",   "check": "connection", "nodes": $nodes },
-    { "id": 3, "port": 18443, "protocol": "https", "check": "connection", "tls_pem_file": "$W/rsa2048.pem", "nodes": $nodes } ] } ] }
+    { "id": 3, "port": 18443, "protocol": "https", "check": "connection", "tls_pem_file": "$W/rsa2048.pem", "nodes": $nodes },
+    { "id": 4, "port": 18444, "protocol": "https", "check": "connection", "tls_pem_file": "$W/p256.pem", "nodes": $nodes } ] } ] }
 JSON
 
 # ------------------------------------------------------------------ process control (by pid only)
@@ -95,15 +102,16 @@ trap cleanup EXIT
 
 start_backend() { nginx -c "$W/nginx-backend.conf" & BACKEND_PID=$!; wait_port 127.0.0.1 18080 && wait_port 127.0.0.1 18082; }
 start_haproxy() { haproxy -db -f "$W/haproxy-$1.cfg" > "$W/haproxy-$1.log" 2>&1 & PROXY_PID=$!
-  case $1 in https) wait_port 127.0.0.2 18443 ;; tcp) wait_port 127.0.0.2 18083 ;; *) wait_port 127.0.0.2 18081 ;; esac; sleep 2.5; }
+  case $1 in https) wait_port 127.0.0.2 18443 ;; https-p256) wait_port 127.0.0.2 18444 ;; tcp) wait_port 127.0.0.2 18083 ;; *) wait_port 127.0.0.2 18081 ;; esac; sleep 2.5; }
 
 # The one place that knows how the nubis data plane is started: it must serve http on 127.0.0.4:18081,
-# tcp on 127.0.0.4:18083 and https on 127.0.0.4:18443 (cert $W/rsa2048.pem), roundrobin over the two back ends.
+# tcp on 127.0.0.4:18083 and https on 127.0.0.4:18443 (cert $W/rsa2048.pem) and 127.0.0.4:18444 (cert $W/p256.pem),
+# roundrobin over the two back ends.
 NUBIS_BIN=${NUBIS_BIN:-$ROOT/target/release/examples/lb}
 start_nubis() {
   if [ -z "${NUBIS_PREBUILT:-}" ]; then (cd "$ROOT" && cargo build --release -q -p nubis-dataplane --example lb) || return 1; NUBIS_PREBUILT=1; fi
   RUST_LOG=warn "$NUBIS_BIN" "$W/nubis.json" > "$W/nubis.log" 2>&1 & PROXY_PID=$!
-  wait_port 127.0.0.4 18081 && wait_port 127.0.0.4 18083 && wait_port 127.0.0.4 18443; sleep 2.5
+  wait_port 127.0.0.4 18081 && wait_port 127.0.0.4 18083 && wait_port 127.0.0.4 18443 && wait_port 127.0.0.4 18444; sleep 2.5
 }
 
 # ------------------------------------------------------------------ measurement
@@ -199,10 +207,11 @@ for s in $SCENARIOS; do case $s in
     pair https-ka-c50 https https 18443 -t1 -c50 -d$D --latency
     pair https-new-c50 https https 18443 -t1 -c50 -d$D --latency -H 'Connection: close' ;;
   handshakes)
-    for who in haproxy nubis; do
-      if [ $who = haproxy ]; then start_haproxy https; hp=127.0.0.2:18443; else start_nubis; hp=127.0.0.4:18443; fi
-      stime tls-full-p4 $who $hp; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
-    done ;;
+    for i in $(seq 1 "$N"); do for cert in rsa2048 p256; do for who in haproxy nubis; do
+      port=18443; cfg=https; [ $cert = p256 ] && { port=18444; cfg=https-p256; }
+      if [ $who = haproxy ]; then start_haproxy $cfg; hp=127.0.0.2:$port; else start_nubis; hp=127.0.0.4:$port; fi
+      stime tls-full-$cert-p4 $who $hp; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
+    done; done; done ;;
   memory)
     start_haproxy http; idle_memory haproxy 127.0.0.2 18081; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
     start_nubis; idle_memory nubis 127.0.0.4 18081; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1 ;;

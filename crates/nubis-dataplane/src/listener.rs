@@ -65,6 +65,17 @@ impl RunningListener {
             )));
         } else {
             let reuseport = workers.len() > 1;
+            if reuseport {
+                // SO_REUSEPORT would let the workers silently join sockets another process holds
+                // on the address: first make sure the address is free.
+                let probe = if addr.is_ipv4() {
+                    TcpSocket::new_v4()?
+                } else {
+                    TcpSocket::new_v6()?
+                };
+                probe.set_reuseaddr(true)?;
+                probe.bind(addr)?;
+            }
             let mut bound = Vec::new();
             for h in workers {
                 let (tx, rx) = oneshot::channel();

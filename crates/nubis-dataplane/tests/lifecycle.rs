@@ -396,3 +396,46 @@ async fn listeners_can_run_on_the_callers_runtime() {
     assert!(refused(lb).await);
     dp.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_never_join_a_reuseport_socket_held_by_someone_else() {
+    let a = backend("127.168.49.1:0", "a", Kind::Http).await;
+    // Another holder of the address that allows port sharing.
+    let other = tokio::net::TcpSocket::new_v4().unwrap();
+    other.set_reuseaddr(true).unwrap();
+    other.set_reuseport(true).unwrap();
+    other.bind("127.10.49.1:8080".parse().unwrap()).unwrap();
+    let other = other.listen(16).unwrap();
+    let settings = nubis_dataplane::DataplaneSettings {
+        worker_threads: 2,
+        ..test_settings()
+    };
+    let dp = Dp::start(
+        settings,
+        vec![balancer(
+            49,
+            "127.10.49.1",
+            vec![config(
+                1,
+                8080,
+                Protocol::Http,
+                vec![node(1, &a, 1, NodeMode::Accept)],
+            )],
+        )],
+    )
+    .await;
+    eventually("config known", async || {
+        dp.snapshot().config(49, 1).map(|_| ())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        dp.snapshot().config(49, 1).unwrap().listening,
+        None,
+        "the address is taken"
+    );
+    drop(other);
+    let lb = dp.listening(49, 1).await;
+    assert_eq!(get(lb, "/").await.unwrap().status, 200);
+    dp.handle.shutdown().await;
+}
