@@ -470,10 +470,26 @@ where
                     return reply(&mut client, shared, R431).await;
                 }
             }
-            reserve(&mut buf);
+            // Until the client sends its first bytes no buffer is allocated: an idle connection
+            // costs its task and socket only.
+            let unallocated = buf.capacity() == 0;
+            if !unallocated {
+                reserve(&mut buf);
+            }
+            let read = async {
+                if unallocated {
+                    let mut first = [0u8; 256];
+                    let n = client.read(&mut first).await?;
+                    buf.reserve(4096);
+                    buf.extend_from_slice(&first[..n]);
+                    Ok(n)
+                } else {
+                    client.read_buf(&mut buf).await
+                }
+            };
             tokio::select! {
                 biased;
-                r = client.read_buf(&mut buf) => match r {
+                r = read => match r {
                     Ok(0) | Err(_) => return,
                     Ok(n) => shared.stats.add_in(n),
                 },

@@ -205,14 +205,7 @@ async fn serve(sock: TcpStream, peer: SocketAddr, shared: &ListenerShared) {
     // (an https future, with its TLS session, is much larger than an http one).
     match protocol {
         Protocol::Tcp => Box::pin(tcp::serve(sock, peer, local, shared)).await,
-        Protocol::Http => {
-            // No buffer is allocated until the client sends its first bytes.
-            if let Ok(Ok(())) =
-                tokio::time::timeout(shared.settings.client_idle_timeout, sock.readable()).await
-            {
-                Box::pin(http::serve(sock, peer, shared, false)).await;
-            }
-        }
+        Protocol::Http => Box::pin(http::serve(sock, peer, shared, false)).await,
         Protocol::Https => Box::pin(serve_tls(sock, peer, shared)).await,
     }
 }
