@@ -91,6 +91,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(1, "foundation", "0001_foundation.sql"),
     migration!(2, "vpcs", "0002_vpcs.sql"),
     migration!(3, "instances", "0003_instances.sql"),
+    migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
 ];
 
 impl Store {
