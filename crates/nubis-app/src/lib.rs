@@ -7,14 +7,17 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+mod dns;
 pub mod events;
 pub mod instance;
 pub mod ip;
+pub mod ipv6;
 pub mod mailer;
 pub mod profile;
 pub mod runtime;
 pub mod tokens;
 pub mod users;
+pub mod vlan;
 pub mod vpc;
 
 use std::sync::Arc;
@@ -40,6 +43,8 @@ pub struct App {
     pub(crate) driver: Arc<dyn runtime::Driver>,
     /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
     pub(crate) private_pool: Ipv4Pool,
+    /// Forward DNS, checked before reverse DNS is set.
+    pub(crate) dns: Arc<dns::ForwardDns>,
 }
 
 impl App {
@@ -54,6 +59,8 @@ impl App {
             .and_then(Ipv4Pool::private)
             .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
         let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
+        let dns =
+            dns::ForwardDns::from_config(&config.dns).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         Ok(App {
             store,
             config: Arc::new(config),
@@ -61,6 +68,7 @@ impl App {
             mail_kick: Arc::new(Notify::new()),
             driver,
             private_pool,
+            dns: Arc::new(dns),
         })
     }
 
