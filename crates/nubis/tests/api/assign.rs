@@ -409,3 +409,19 @@ async fn concurrent_assigns_and_shares_never_break_the_invariants() {
         assert_invariants(&api, &ids).await;
     }
 }
+
+#[tokio::test]
+async fn ipv4_assign_moves_a_shared_address_and_its_new_owner_stops_sharing_it() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (a, av) = instance_with_publics(&s, "us-east", "alpha", 1).await;
+    let (b, _) = instance_with_publics(&s, "us-east", "bravo", 0).await;
+    api.post("/networking/ips/share", json!({"instance_id": b, "ips": [av[1]]})).await.ok();
+    let body = json!({"region": "us-east", "assignments": [{"address": av[1], "instance_id": b}]});
+    api.post("/networking/ips/assign", body.clone()).await.expect_error(400, "assignments[0].address");
+    api.post("/networking/ipv4/assign", body).await.ok();
+    let v = ips_of(&api, b).await;
+    assert!(addresses(&v, "public").contains(&av[1]));
+    assert_eq!(v["ipv4"]["shared"], json!([]), "an address is not shared with its owner");
+    assert_eq!(addresses(&ips_of(&api, a).await, "public"), [av[0].clone()]);
+}
