@@ -7,14 +7,17 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+mod dns;
 pub mod events;
 pub mod instance;
 pub mod ip;
+pub mod ipv6;
 pub mod mailer;
 pub mod profile;
 pub mod runtime;
 pub mod tokens;
 pub mod users;
+pub mod vlan;
 pub mod vpc;
 
 use std::sync::Arc;
@@ -42,6 +45,8 @@ pub struct AppInner {
     pub(crate) driver: Arc<dyn runtime::Driver>,
     /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
     pub(crate) private_pool: Ipv4Pool,
+    /// Forward DNS, checked before reverse DNS is set.
+    pub(crate) dns: Arc<dns::ForwardDns>,
 }
 
 impl std::ops::Deref for App {
@@ -68,7 +73,17 @@ impl App {
             .map_err(|e| format!("{e}"))
             .and_then(Ipv4Pool::private)
             .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
-        Ok(App(Arc::new(AppInner { store, config, catalog, mail_kick: Notify::new(), driver, private_pool })))
+        let dns =
+            dns::ForwardDns::from_config(&config.dns).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
+        Ok(App(Arc::new(AppInner {
+            store,
+            config,
+            catalog,
+            mail_kick: Notify::new(),
+            driver,
+            private_pool,
+            dns: Arc::new(dns),
+        })))
     }
 
     pub fn config(&self) -> &Config {

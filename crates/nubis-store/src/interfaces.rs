@@ -161,6 +161,15 @@ impl Tx<'_> {
         row.as_ref().map(interface).transpose()
     }
 
+    /// Removes `address` as the 1:1 NAT of any interface.
+    pub async fn interface_clear_nat(&mut self, address: &str) -> Result<()> {
+        query("UPDATE instance_interfaces SET nat_1_1 = NULL WHERE nat_1_1 = $1")
+            .bind(address)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
     pub async fn interfaces_delete_of_instance(&mut self, instance_id: i64) -> Result<()> {
         query("DELETE FROM instance_interfaces WHERE instance_id = $1").bind(instance_id).execute(self.h()).await?;
         Ok(())

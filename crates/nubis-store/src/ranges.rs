@@ -131,6 +131,16 @@ impl Tx<'_> {
             .await
     }
 
+    /// Stops sharing `address` with an instance (it now owns it).
+    pub async fn share_remove(&mut self, instance_id: i64, address: &str) -> Result<()> {
+        query("DELETE FROM ip_shares WHERE instance_id = $1 AND address = $2")
+            .bind(instance_id)
+            .bind(address)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
     /// Replaces the addresses shared with an instance.
     pub async fn shares_replace(&mut self, account_id: i64, instance_id: i64, addresses: &[String]) -> Result<()> {
         query("DELETE FROM ip_shares WHERE instance_id = $1").bind(instance_id).execute(self.h()).await?;

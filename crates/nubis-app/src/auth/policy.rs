@@ -166,6 +166,8 @@ ops! {
     InstanceIpsList = "instance_ips_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
     InstanceIpAllocate = "instance_ip_allocate" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
     InstanceIpGet = "instance_ip_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceIpUpdate = "instance_ip_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceIpDelete = "instance_ip_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
     InstanceFirewallsList = "instance_firewalls_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
     InstanceNodebalancersList = "instance_nodebalancers_list" =>
         entity(Area::Instances, RO, GrantKind::Instance, P_RO);
@@ -174,6 +176,22 @@ ops! {
     IpList = "ip_list" => scoped(Area::Ips, RO);
     IpAllocate = "ip_allocate" => and(entity(Area::Ips, RW, GrantKind::Instance, P_RW), Area::Instances, RW);
     IpGet = "ip_get" => entity(Area::Ips, RO, GrantKind::Instance, P_RO);
+    IpUpdate = "ip_update" => entity(Area::Ips, RW, GrantKind::Instance, P_RW);
+    // Assign and share check read_write on every instance involved themselves.
+    IpAssign = "ip_assign" => and(scoped(Area::Ips, RW), Area::Instances, RW);
+    Ipv4Assign = "ipv4_assign" => and(scoped(Area::Ips, RW), Area::Instances, RW);
+    IpShare = "ip_share" => and(scoped(Area::Ips, RW), Area::Instances, RW);
+    Ipv4Share = "ipv4_share" => and(scoped(Area::Ips, RW), Area::Instances, RW);
+
+    // IPv6 pools and ranges; a range's grant is its instance's.
+    Ipv6PoolList = "ipv6_pool_list" => scoped(Area::Ips, RO);
+    Ipv6RangeList = "ipv6_range_list" => scoped(Area::Ips, RO);
+    Ipv6RangeCreate = "ipv6_range_create" => and(scoped(Area::Ips, RW), Area::Instances, RW);
+    Ipv6RangeGet = "ipv6_range_get" => entity(Area::Ips, RO, GrantKind::Instance, P_RO);
+    Ipv6RangeDelete = "ipv6_range_delete" => entity(Area::Ips, RW, GrantKind::Instance, P_RW);
+
+    // VLANs.
+    VlanList = "vlan_list" => scoped(Area::Instances, RO);
 }
 
 #[cfg(test)]

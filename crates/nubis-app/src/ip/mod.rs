@@ -2,6 +2,9 @@
 //! address to an instance (a private one only if it has none, a public one only if operators
 //! enabled more for it), and an instance's addresses.
 
+mod assign;
+mod rdns;
+mod share;
 mod view;
 
 use nubis_model::grants::{GrantKind, Permission};
@@ -12,6 +15,9 @@ use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+pub use assign::{Assignment, IpAssign};
+pub use rdns::IpUpdate;
+pub use share::IpShare;
 pub(crate) use view::{AddressBook, canonical_ip};
 
 use crate::auth::{Actor, Op};

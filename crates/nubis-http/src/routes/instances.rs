@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::response::Response;
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
-use nubis_app::ip::IpAllocate;
+use nubis_app::ip::{IpAllocate, IpUpdate};
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
 use nubis_model::ip::{InstanceIps, IpAddress};
 use serde_json::Value;
@@ -26,7 +26,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(instance_shutdown))
         .routes(routes!(instance_reboot))
         .routes(routes!(instance_ips_list, instance_ip_allocate))
-        .routes(routes!(instance_ip_get))
+        .routes(routes!(instance_ip_get, instance_ip_update, instance_ip_delete))
         .routes(routes!(instance_firewalls_list))
         .routes(routes!(instance_nodebalancers_list))
 }
@@ -110,6 +110,26 @@ async fn instance_ip_get(
     ApiPath((id, address)): ApiPath<(i64, String)>,
 ) -> ApiResult<Json<IpAddress>> {
     Ok(Json(app.instance_ip_get(&actor, id, &address).await?))
+}
+
+#[utoipa::path(put, path = "/v4/compute/instances/{instance_id}/ips/{address}", tag = "instances", params(("instance_id" = i64, Path), ("address" = String, Path)), request_body = IpUpdate, responses((status = 200, body = IpAddress)))]
+async fn instance_ip_update(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((id, address)): ApiPath<(i64, String)>,
+    ApiJson(body): ApiJson<IpUpdate>,
+) -> ApiResult<Json<IpAddress>> {
+    Ok(Json(app.instance_ip_update(&actor, id, &address, body).await?))
+}
+
+#[utoipa::path(delete, path = "/v4/compute/instances/{instance_id}/ips/{address}", tag = "instances", params(("instance_id" = i64, Path), ("address" = String, Path)), responses((status = 200, description = "Removed")))]
+async fn instance_ip_delete(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((id, address)): ApiPath<(i64, String)>,
+) -> ApiResult<Json<Value>> {
+    app.instance_ip_delete(&actor, id, &address).await?;
+    Ok(empty())
 }
 
 #[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/firewalls", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the instance's firewalls")))]

@@ -2,6 +2,8 @@
 
 use std::process::{Command, Stdio};
 
+use serde_json::json;
+
 use crate::support::*;
 
 #[tokio::test]
@@ -99,4 +101,26 @@ async fn operators_create_and_list_accounts_users_and_tokens() {
     let (ok, _, _) =
         s.admin(&["account", "create", "--company", "X", "--username", "acme-dev", "--email", "x@example.com"]);
     assert!(!ok, "usernames are unique across accounts");
+}
+
+#[tokio::test]
+async fn operators_mark_instances_for_live_migration() {
+    let s = TestServer::start().await;
+    let r =
+        s.api().post("/compute/instances", json!({"region": "us-east", "type": "g6-nanode-1", "booted": false})).await;
+    let id = r.ok()["id"].as_i64().unwrap().to_string();
+    let sql = format!("SELECT COUNT(*) FROM instances WHERE id = {id} AND live_migration");
+    assert_eq!(db_scalar(&s, &sql).await, 0);
+    let (ok, out, err) = s.admin(&["instance", "live-migration", &id, "--on"]);
+    assert!(ok && out.contains("live migration on"), "{out}{err}");
+    assert_eq!(db_scalar(&s, &sql).await, 1);
+    let (ok, _, _) = s.admin(&["instance", "live-migration", &id, "--off"]);
+    assert!(ok);
+    assert_eq!(db_scalar(&s, &sql).await, 0);
+    let (ok, _, _) = s.admin(&["instance", "live-migration", &id]);
+    assert!(!ok, "--on or --off is required");
+    let (ok, _, _) = s.admin(&["instance", "live-migration", &id, "--on", "--off"]);
+    assert!(!ok, "not both");
+    let (ok, _, err) = s.admin(&["instance", "live-migration", "424242", "--on"]);
+    assert!(!ok && err.contains("424242"), "{err}");
 }

@@ -51,6 +51,8 @@ impl Fixtures {
             .await;
         m.insert("instance_id", i.ok()["id"].to_string());
         m.insert("address", i.body["ipv4"][0].as_str().unwrap().to_string());
+        let r = api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": i.body["id"]})).await;
+        m.insert("range", r.ok()["range"].as_str().unwrap().split('/').next().unwrap().to_string());
         m.insert("region_id", "us-east".to_string());
         m.insert("type_id", "g6-nanode-1".to_string());
         m.insert("image_id", "linode%2Fdebian12".to_string());
@@ -163,4 +165,35 @@ async fn every_route_hides_another_accounts_entities() {
     }
     // And nothing was changed by those attempts.
     s.api().get("/account/users/fixture-user").await.ok();
+}
+
+/// The areas of VPCs, instances and addresses.
+fn is_network_area(path: &str) -> bool {
+    ["/v4/vpcs", "/v4/compute/instances", "/v4/networking"].iter().any(|p| path.starts_with(p))
+}
+
+#[tokio::test]
+async fn a_restricted_user_without_grants_finds_no_entity_cannot_create_and_sees_empty_lists() {
+    let s = TestServer::start().await;
+    let fx = Fixtures::make(&s).await;
+    let (_, bob) = user_with_token(&s, "no-grants", true, "*").await;
+    let mut checked = 0;
+    for (m, path, id) in operations(&s).await {
+        if !is_network_area(&path) {
+            continue;
+        }
+        let r = call(&bob, &m, &fx.url(&path)).await;
+        if path.contains('{') {
+            assert_eq!(r.status, 404, "{m} {path} for a restricted user without grants: {}", r.text);
+        } else if id == "vpc_create" || id == "instance_create" {
+            assert_eq!(r.status, 403, "{m} {path} without the global grant: {}", r.text);
+        } else if m == "GET" {
+            assert_eq!(r.status, 200, "{m} {path}: {}", r.text);
+            assert_eq!(r.body["results"], 0, "{m} {path} shows entities without grants: {}", r.text);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} routes checked");
+    // The owner still has everything.
+    assert!(s.api().get("/compute/instances").await.ok()["results"].as_u64().unwrap() >= 1);
 }

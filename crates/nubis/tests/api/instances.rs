@@ -202,10 +202,25 @@ async fn create_checks_every_field_at_once_and_creates_nothing_on_error() {
     let r = api
         .post(
             "/compute/instances",
-            json!({"region": "mars", "type": "g0-huge", "image": "linode/temple-os", "root_pass": "short", "label": "a"}),
+            json!({"region": "mars", "type": "g0-huge", "image": "linode/temple-os", "root_pass": "short", "label": "a",
+                   "firewall_id": 12345, "backup_id": 1, "stackscript_id": 1, "authorized_keys": ["nope"],
+                   "authorized_users": ["ghost"], "metadata": {"user_data": "not base64!"}, "tags": ["ab"]}),
         )
         .await;
-    for f in ["region", "type", "image", "root_pass", "label"] {
+    for f in [
+        "region",
+        "type",
+        "image",
+        "root_pass",
+        "label",
+        "firewall_id",
+        "backup_id",
+        "stackscript_id",
+        "authorized_keys[0]",
+        "authorized_users[0]",
+        "metadata.user_data",
+        "tags[0]",
+    ] {
         r.expect_error(400, f);
     }
     // An image needs a root password.

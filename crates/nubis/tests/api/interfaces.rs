@@ -296,3 +296,45 @@ async fn concurrent_creates_on_one_subnet_get_distinct_addresses() {
     addrs.dedup();
     assert_eq!(addrs.len(), 12);
 }
+
+#[tokio::test]
+async fn attaching_instances_racing_a_subnet_delete_never_leaves_an_interface_on_a_deleted_subnet() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for round in 0..4 {
+        let (vid, sid) = vpc_with_subnet(&api, &format!("race-{round}"), "10.0.0.0/24").await;
+        let mut tasks = Vec::new();
+        for i in 0..6 {
+            let api = api.clone();
+            tasks.push(tokio::spawn(async move {
+                let body = json!({"region": "us-east", "type": "g6-nanode-1", "label": format!("r{round}-vm{i}"), "booted": false, "interfaces": [vpc_iface(sid, json!({}))]});
+                api.post("/compute/instances", body).await.status
+            }));
+        }
+        let del = {
+            let api = api.clone();
+            tokio::spawn(async move { api.delete(&format!("/vpcs/{vid}/subnets/{sid}")).await.status })
+        };
+        let mut attached = 0;
+        for t in tasks {
+            let c = t.await.unwrap();
+            assert!(c == 200 || c == 400, "create answered {c}");
+            attached += usize::from(c == 200);
+        }
+        let deleted = del.await.unwrap();
+        assert!(deleted == 200 || deleted == 400, "delete answered {deleted}");
+        let sub = api.get(&format!("/vpcs/{vid}/subnets/{sid}")).await;
+        if deleted == 200 {
+            sub.expect_error(404, "-");
+        } else {
+            assert!(attached > 0, "the delete was refused although nothing used the subnet");
+            assert_eq!(sub.ok()["instances"].as_array().unwrap().len(), attached);
+        }
+    }
+    let dangling = db_scalar(
+        &s,
+        "SELECT COUNT(*) FROM instance_interfaces WHERE subnet_id IS NOT NULL AND subnet_id NOT IN (SELECT id FROM vpc_subnets)",
+    )
+    .await;
+    assert_eq!(dangling, 0);
+}

@@ -121,3 +121,26 @@ async fn a_public_address_needs_the_instance_to_be_enabled_by_operators() {
     let (ok, _, err) = s.admin(&["instance", "allow-extra-ipv4", "999999"]);
     assert!(!ok && err.contains("999999"), "{err}");
 }
+
+#[tokio::test]
+async fn concurrent_private_allocations_give_an_instance_one_private_address() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let inst = create_instance(&api, "us-east", json!({"booted": false})).await;
+    let iid = id(&inst);
+    let mut tasks = Vec::new();
+    for _ in 0..10 {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move {
+            api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": iid})).await.status
+        }));
+    }
+    let mut codes = Vec::new();
+    for t in tasks {
+        codes.push(t.await.unwrap());
+    }
+    assert_eq!(codes.iter().filter(|c| **c == 200).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 400).count(), 9, "{codes:?}");
+    let ips = api.get(&format!("/compute/instances/{iid}/ips")).await;
+    assert_eq!(ips.ok()["ipv4"]["private"].as_array().unwrap().len(), 1);
+}

@@ -5,14 +5,18 @@
 mod support;
 
 mod admin_cli;
+mod assign;
 mod auth;
 mod conventions;
 mod coverage;
+mod dnsd;
 mod events;
 mod instances;
 mod interfaces;
 mod ips;
+mod ipv6;
 mod lifecycle;
 mod profile;
+mod rdns;
 mod users;
 mod vpcs;
