@@ -8,6 +8,7 @@ pub mod admin;
 pub mod auth;
 pub mod catalog;
 pub mod events;
+pub mod firewall;
 pub mod instance;
 pub mod ip;
 pub mod mailer;

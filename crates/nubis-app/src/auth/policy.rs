@@ -174,6 +174,21 @@ ops! {
     IpList = "ip_list" => scoped(Area::Ips, RO);
     IpAllocate = "ip_allocate" => and(entity(Area::Ips, RW, GrantKind::Instance, P_RW), Area::Instances, RW);
     IpGet = "ip_get" => entity(Area::Ips, RO, GrantKind::Instance, P_RO);
+
+    // Firewalls (spec 4.9) and the firewalls of a load balancer.
+    FirewallList = "firewall_list" => scoped(Area::Firewall, RO);
+    FirewallCreate = "firewall_create" => global(Area::Firewall, GlobalFlag::AddFirewalls);
+    FirewallGet = "firewall_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallUpdate = "firewall_update" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDelete = "firewall_delete" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallRulesGet = "firewall_rules_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallRulesUpdate = "firewall_rules_update" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDeviceList = "firewall_device_list" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallDeviceCreate = "firewall_device_create" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDeviceGet = "firewall_device_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallDeviceDelete = "firewall_device_delete" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    NodebalancerFirewallsList = "nodebalancer_firewalls_list" =>
+        entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
 }
 
 #[cfg(test)]
