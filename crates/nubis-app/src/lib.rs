@@ -9,6 +9,7 @@ pub mod auth;
 pub mod catalog;
 mod dns;
 pub mod events;
+pub mod firewall;
 pub mod instance;
 pub mod ip;
 pub mod ipv6;

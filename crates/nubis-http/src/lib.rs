@@ -40,6 +40,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::instances::router())
         .merge(routes::ips::router())
         .merge(routes::ipv6::router())
+        .merge(routes::firewalls::router())
 }
 
 /// The OpenAPI document of the whole API.

@@ -130,6 +130,7 @@ fn main() {
     println!("compile: {:.0} us", compile_ns / 1000.0);
 
     let compiled = CompiledRules::compile(&rules);
+    println!("compiled structure:\n{}", compiled.summary());
     let linear = Linear::new(&rules);
     // Rules 0 and 24 ACCEPT, the policy is DROP: the expected action tells the cases apart.
     let cases = [

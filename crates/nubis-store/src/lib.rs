@@ -14,6 +14,7 @@ pub mod accounts;
 mod cache;
 pub(crate) mod db;
 pub mod events;
+pub mod firewalls;
 pub mod grants;
 pub mod instances;
 pub mod interfaces;
@@ -92,6 +93,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(2, "vpcs", "0002_vpcs.sql"),
     migration!(3, "instances", "0003_instances.sql"),
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
+    migration!(5, "firewalls", "0005_firewalls.sql"),
 ];
 
 impl Store {

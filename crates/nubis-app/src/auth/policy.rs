@@ -192,6 +192,21 @@ ops! {
 
     // VLANs.
     VlanList = "vlan_list" => scoped(Area::Instances, RO);
+
+    // Firewalls (spec 4.9) and the firewalls of a load balancer.
+    FirewallList = "firewall_list" => scoped(Area::Firewall, RO);
+    FirewallCreate = "firewall_create" => global(Area::Firewall, GlobalFlag::AddFirewalls);
+    FirewallGet = "firewall_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallUpdate = "firewall_update" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDelete = "firewall_delete" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallRulesGet = "firewall_rules_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallRulesUpdate = "firewall_rules_update" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDeviceList = "firewall_device_list" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallDeviceCreate = "firewall_device_create" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    FirewallDeviceGet = "firewall_device_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallDeviceDelete = "firewall_device_delete" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+    NodebalancerFirewallsList = "nodebalancer_firewalls_list" =>
+        entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
 }
 
 #[cfg(test)]

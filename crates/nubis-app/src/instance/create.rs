@@ -5,6 +5,7 @@
 
 use nubis_ipam::{Ipv4Pool, MacAddr, link_local_address, slaac_address};
 use nubis_model::catalog::capability;
+use nubis_model::firewall::DeviceType;
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::instance::{Alerts, Instance, Status};
 use nubis_model::{Error, Problems, Result, Timestamp};
@@ -46,6 +47,7 @@ pub struct InstanceCreate {
     /// Up to three interfaces (eth0..eth2): `public`, `vlan` (by label; created on first use) or
     /// `vpc` (on a subnet).
     pub interfaces: Option<Vec<InterfaceRequest>>,
+    /// A firewall to assign the instance to (read_write access to it is required).
     pub firewall_id: Option<i64>,
     pub backups_enabled: Option<bool>,
     pub backup_id: Option<i64>,
@@ -133,17 +135,19 @@ pub(crate) struct ValidCreate {
     pub backups_enabled: bool,
     pub has_user_data: bool,
     pub vcpus: i64,
+    /// A firewall to assign the instance to, in the create transaction.
+    pub firewall_id: Option<i64>,
 }
 
 impl App {
+    /// `p` may already hold problems found by the caller (the firewall check).
     fn check_create(
         &self,
         actor: &Actor,
+        mut p: Problems,
         input: InstanceCreate,
         usernames: &[String],
-        firewall_problem: Option<String>,
     ) -> Result<ValidCreate> {
-        let mut p = Problems::new();
         check_tags(actor, &mut p, input.tags.as_ref())?;
         for (i, u) in input.authorized_users.iter().flatten().enumerate() {
             p.check(usernames.contains(u), format!("authorized_users[{i}]"), "User not found");
@@ -191,9 +195,6 @@ impl App {
             check_group(&mut p, g);
         }
         let interfaces = check_interfaces(&mut p, region.as_ref(), input.interfaces.as_deref().unwrap_or_default());
-        if let Some(reason) = firewall_problem {
-            p.add("firewall_id", reason);
-        }
         if input.backup_id.is_some() {
             p.add("backup_id", "Backup not found");
         }
@@ -229,6 +230,7 @@ impl App {
             backups_enabled: input.backups_enabled.unwrap_or(false),
             has_user_data: user_data.is_some(),
             vcpus: t.map_or(1, |t| t.vcpus),
+            firewall_id: input.firewall_id,
         })
     }
 
@@ -242,12 +244,11 @@ impl App {
             }
             None => Vec::new(),
         };
-        let firewall_problem = match input.firewall_id {
-            Some(f) => self.instance_create_firewall_problem(actor, f).await?,
-            None => None,
-        };
-        let firewall_id = input.firewall_id;
-        let v = self.check_create(actor, input, &usernames, firewall_problem)?;
+        let mut p = Problems::new();
+        if let Some(f) = input.firewall_id {
+            self.check_firewall_for_new_service(actor, &mut p, f, "firewall_id").await?;
+        }
+        let v = self.check_create(actor, p, input, &usernames)?;
         self.check_interface_access(actor, &v.interfaces).await?;
         let root_pass_hash = match v.root_pass.clone() {
             None => None,
@@ -261,9 +262,6 @@ impl App {
         let row = retry(|| async move {
             let mut tx = self.store.begin().await?;
             let row = self.instance_insert_all(&mut tx, actor, v, hash).await?;
-            if let Some(f) = firewall_id {
-                instance_attach_firewall(&mut tx, actor, row.id, f).await?;
-            }
             tx.commit().await?;
             Ok(row)
         })
@@ -343,6 +341,9 @@ impl App {
             allocate_ipv4(tx, &self.private_pool, actor.account_id, region, id, false).await?;
         }
         create_interfaces(tx, actor.account_id, id, region, &public, &v.interfaces).await?;
+        if let Some(f) = v.firewall_id {
+            crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
+        }
         if actor.restricted {
             tx.grant_set(actor.user_id, GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
         }
@@ -357,26 +358,6 @@ impl App {
         tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), &actor.username, now)
             .await
     }
-}
-
-impl App {
-    /// Why `firewall_id` of a create request cannot be used, if it cannot: the firewall must
-    /// exist in the actor's account and be usable by the actor.
-    ///
-    /// Firewalls arrive with the firewall issue, whose engineer replaces this body with the
-    /// lookup; until then no firewall exists.
-    async fn instance_create_firewall_problem(&self, actor: &Actor, firewall_id: i64) -> Result<Option<String>> {
-        let _ = (actor, firewall_id);
-        Ok(Some("Firewall not found".into()))
-    }
-}
-
-/// Attaches the new instance to `firewall_id` inside the create transaction (a firewall device
-/// and its event). Filled by the firewall issue, like [`App::instance_create_firewall_problem`],
-/// which refuses every firewall until then, so this is never reached today.
-async fn instance_attach_firewall(tx: &mut Tx<'_>, actor: &Actor, instance_id: i64, firewall_id: i64) -> Result<()> {
-    let _ = (tx, actor, instance_id, firewall_id);
-    Ok(())
 }
 
 /// Takes the lowest free address of `pool` for an instance, inside the transaction. An empty

@@ -7,6 +7,7 @@ mod interfaces;
 mod power;
 
 use nubis_model::event::EventEntity;
+use nubis_model::firewall::{DeviceType, Firewall};
 use nubis_model::grants::GrantKind;
 use nubis_model::instance::{Alerts, BackupSchedule, Backups, Instance, Specs, Status};
 use nubis_model::ip::InstanceIps;
@@ -224,14 +225,12 @@ impl App {
         Ok(self.address_book(actor.account_id).await?.instance_ips(&i))
     }
 
-    /// `GET .../firewalls`: the firewalls the instance is a device of.
-    ///
-    /// Firewalls arrive with the firewall issue, whose engineer makes this read its devices;
-    /// until then no instance has a firewall.
-    pub async fn instance_firewalls_list(&self, actor: &Actor, id: i64) -> Result<Vec<serde_json::Value>> {
+    /// `GET .../firewalls`: the firewalls the instance is a device of (enabled or not) that the
+    /// actor may see.
+    pub async fn instance_firewalls_list(&self, actor: &Actor, id: i64) -> Result<Vec<Firewall>> {
         self.authorize(actor, Op::InstanceFirewallsList).await?;
         self.own_instance(actor, Op::InstanceFirewallsList, id).await?;
-        Ok(Vec::new())
+        self.service_firewalls(actor, DeviceType::Instance, id).await
     }
 
     /// `GET .../nodebalancers`: the balancers the instance is a back end of (that the actor may
@@ -267,12 +266,11 @@ pub(crate) async fn instance_delete_blockers(tx: &mut Tx<'_>, i: &InstanceRow) -
     Ok(out)
 }
 
-/// Removes the instance from every firewall it is a device of.
-///
-/// Firewalls arrive with the firewall issue, whose engineer fills this with the removal of the
-/// instance's firewall devices (in this transaction); until then there are none.
+/// Removes the instance from every firewall it is a device of, in the deleting transaction (no
+/// live-migration check and no `firewall_device_remove` event: the instance is going away, and
+/// its `instance_delete` event records that).
 async fn instance_detach_from_firewalls(tx: &mut Tx<'_>, instance_id: i64) -> Result<()> {
-    let _ = (tx, instance_id);
+    tx.instance_firewall_devices_delete(instance_id).await?;
     Ok(())
 }
 

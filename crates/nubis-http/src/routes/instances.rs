@@ -7,6 +7,7 @@ use axum::response::Response;
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
 use nubis_app::ip::{IpAllocate, IpUpdate};
+use nubis_model::firewall::FIREWALL_FILTERABLE;
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
 use nubis_model::ip::{InstanceIps, IpAddress};
 use serde_json::Value;
@@ -139,7 +140,7 @@ async fn instance_firewalls_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.instance_firewalls_list(&actor, id).await?, &q, &["id", "label", "status"])
+    page_of(&app.instance_firewalls_list(&actor, id).await?, &q, FIREWALL_FILTERABLE)
 }
 
 #[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/nodebalancers", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the load balancers the instance is a back end of")))]

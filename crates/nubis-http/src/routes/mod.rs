@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod events;
+pub mod firewalls;
 pub mod instances;
 pub mod ips;
 pub mod ipv6;

@@ -23,9 +23,11 @@
 //! networks and port pieces.
 //!
 //! Figures from `cargo bench -p nubis-model --bench firewall` (25 inbound rules of 255
-//! non-adjacent networks each, 200 IPv4 + 55 IPv6, so 12 750 address intervals; shared 2-core
-//! machine): compile about 0.4 ms; a decision 16-23 ns whether the first rule, the last rule or
-//! no rule matches, against 15-19 us for a linear scan over the same rules pre-parsed.
+//! non-adjacent networks each, 200 IPv4 + 55 IPv6; shared 2-core machine): the tables hold
+//! 10 001 IPv4 and 2 751 IPv6 intervals, 7 TCP port intervals, in 186 KB (one `u64` bitset word
+//! per interval; [`CompiledRules::summary`] prints this); compile about 0.4 ms; a decision
+//! 16-24 ns whether the first rule, the last rule or no rule matches, against 15-18 us for a
+//! linear scan over the same rules pre-parsed.
 //!
 //! Entries that do not parse (validation refuses them) never match, exactly as in the reference
 //! model; ports pieces are read leniently the same way (`a-b` with `a > b` matches nothing).
@@ -208,7 +210,42 @@ impl Ruleset {
     }
 }
 
+impl<K> Table<K> {
+    fn intervals(&self) -> usize {
+        self.starts.len()
+    }
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.starts) + std::mem::size_of_val(&*self.masks)
+    }
+}
+
+impl Ruleset {
+    fn summary(&self) -> String {
+        let ports: Vec<String> = ["TCP", "UDP", "ICMP", "IPENCAP"]
+            .iter()
+            .zip(&self.ports)
+            .map(|(name, t)| format!("{name} {}", t.intervals()))
+            .collect();
+        let bytes = self.v4.bytes() + self.v6.bytes() + self.ports.iter().map(Table::bytes).sum::<usize>();
+        format!(
+            "{} rules in {} bitset word(s) per interval; intervals: IPv4 {}, IPv6 {}, ports {}; {} bytes of tables",
+            self.actions.len(),
+            self.words,
+            self.v4.intervals(),
+            self.v6.intervals(),
+            ports.join(", "),
+            bytes
+        )
+    }
+}
+
 impl CompiledRules {
+    /// What the rules compiled into, for benchmarks and diagnostics: per direction, the number
+    /// of rules, the intervals of each table and the bytes they take.
+    pub fn summary(&self) -> String {
+        format!("inbound: {}\noutbound: {}", self.inbound.summary(), self.outbound.summary())
+    }
+
     /// Prepares rules for evaluation. Meant for validated rules, but total: entries that do not
     /// parse never match, and any number of rules is supported.
     pub fn compile(rules: &FirewallRules) -> CompiledRules {
@@ -302,6 +339,20 @@ mod tests {
         let out = Packet { direction: Direction::Outbound, ..tcp_in("10.1.2.3", 443) };
         assert_eq!(c.decide(&out), Action::Drop);
         assert_eq!(c.decide(&Packet { peer: "11.0.0.1".parse().unwrap(), ..out }), Action::Accept);
+    }
+
+    #[test]
+    fn the_summary_describes_the_tables() {
+        let s = CompiledRules::compile(&example()).summary();
+        // IPv4: below 192.0.2.0, 192.0.2.0-65, .66 (rule 0 too), .67-255, above. TCP ports: 22,
+        // 80 and 8000-8080 with the gaps around them.
+        let inbound = s.lines().next().unwrap();
+        assert_eq!(
+            inbound,
+            "inbound: 4 rules in 1 bitset word(s) per interval; intervals: IPv4 5, IPv6 3, ports TCP 7, UDP 3, \
+             ICMP 1, IPENCAP 1; 252 bytes of tables"
+        );
+        assert!(s.lines().nth(1).unwrap().starts_with("outbound: 1 rules"), "{s}");
     }
 
     #[test]

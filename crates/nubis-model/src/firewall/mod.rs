@@ -1,5 +1,6 @@
 //! Firewall rules: their types, their validation from raw JSON (`validate`), and the compiled
-//! evaluator the balancer data plane runs on every new inbound connection (`compile`).
+//! evaluator the balancer data plane runs on every new inbound connection (`compile`), and the
+//! firewall and device records (`record`).
 //!
 //! Evaluation semantics (spec 2.7): the rules of the packet's direction are tried in order, the
 //! first rule whose protocol, ports and addresses all match decides, otherwise the direction's
@@ -13,9 +14,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 mod compile;
+mod record;
 mod validate;
 
 pub use compile::CompiledRules;
+pub use record::{
+    DEVICE_FILTERABLE, DeviceEntity, DeviceType, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallStatus,
+};
 pub use validate::{
     MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update, validate_label, validate_ports,
 };

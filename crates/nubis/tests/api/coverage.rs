@@ -56,6 +56,19 @@ impl Fixtures {
         m.insert("region_id", "us-east".to_string());
         m.insert("type_id", "g6-nanode-1".to_string());
         m.insert("image_id", "linode%2Fdebian12".to_string());
+        let fw = api
+            .post(
+                "/networking/firewalls",
+                json!({"label": "fixture-fw", "rules": {"inbound_policy": "DROP", "outbound_policy": "ACCEPT"},
+                       "devices": {"instances": [m["instance_id"].parse::<i64>().unwrap()]}}),
+            )
+            .await;
+        m.insert("firewall_id", fw.ok()["id"].to_string());
+        let devices = api.get(&format!("/networking/firewalls/{}/devices", m["firewall_id"])).await;
+        m.insert("device_id", devices.ok()["data"][0]["id"].to_string());
+        // No load balancer can be created through the API in this branch yet: an id no account
+        // has still exercises no token (401), no scope (403) and another account (404).
+        m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());
         Fixtures(m)
     }
 

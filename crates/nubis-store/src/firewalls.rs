@@ -1,0 +1,427 @@
+//! Firewalls and their devices. Rules are one JSON document per firewall. A device points at its
+//! service (an instance or a load balancer) through a foreign key, and carries `active` (its
+//! firewall is enabled) so that the one-active-firewall-per-service rule and the
+//! one-balancer-per-firewall rule are unique indexes (migration 0005).
+//!
+//! Also the reads the balancer data plane needs: the rules of the active firewall of a balancer
+//! ([`Store::nodebalancer_active_firewall_rules`], [`Store::active_balancer_firewalls`]).
+
+use std::sync::Arc;
+
+use nubis_model::firewall::{DeviceType, FirewallRules, FirewallStatus};
+use nubis_model::{Error, Result, Timestamp};
+
+use crate::db::{Row, query};
+use crate::rows::RowExt;
+use crate::{CacheKey, Store, Tx};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirewallRow {
+    pub id: i64,
+    pub account_id: i64,
+    pub label: String,
+    pub status: FirewallStatus,
+    pub rules: FirewallRules,
+    pub tags: Vec<String>,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+}
+
+impl FirewallRow {
+    pub fn enabled(&self) -> bool {
+        self.status == FirewallStatus::Enabled
+    }
+}
+
+/// A device: firewall `firewall_id` is assigned to the service `(kind, entity_id)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceRow {
+    pub id: i64,
+    pub firewall_id: i64,
+    pub account_id: i64,
+    pub kind: DeviceType,
+    pub entity_id: i64,
+    /// The service's current label.
+    pub entity_label: String,
+    /// The firewall is enabled.
+    pub active: bool,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+}
+
+/// A load balancer as firewalls see it (the columns of the schema contract in migration 0004).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BalancerRef {
+    pub id: i64,
+    pub account_id: i64,
+    pub label: String,
+    pub region: String,
+}
+
+/// Another enabled firewall already assigned to a service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveConflict {
+    pub kind: DeviceType,
+    pub entity_id: i64,
+    pub entity_label: String,
+    pub firewall_id: i64,
+    pub firewall_label: String,
+}
+
+pub struct NewFirewall<'a> {
+    pub account_id: i64,
+    pub label: &'a str,
+    pub rules: &'a FirewallRules,
+    pub tags: &'a [String],
+    pub created: Timestamp,
+}
+
+pub struct NewDevice<'a> {
+    pub firewall_id: i64,
+    pub account_id: i64,
+    pub kind: DeviceType,
+    pub entity_id: i64,
+    /// The service's label, for the returned row.
+    pub entity_label: &'a str,
+    /// The firewall is enabled.
+    pub active: bool,
+    pub created: Timestamp,
+}
+
+/// The changeable fields of a firewall; `None` leaves a field as it is.
+#[derive(Default)]
+pub struct FirewallChanges<'a> {
+    pub label: Option<&'a str>,
+    pub tags: Option<&'a [String]>,
+    pub status: Option<FirewallStatus>,
+}
+
+const COLS: &str = "id, account_id, label, status, rules, tags, created, updated";
+
+/// Devices with their service's label.
+const DEVICE_SELECT: &str = "SELECT d.id, d.firewall_id, d.account_id, d.instance_id, d.nodebalancer_id, d.active, \
+                             d.created, d.updated, COALESCE(i.label, n.label) AS entity_label \
+                             FROM firewall_devices d LEFT JOIN instances i ON i.id = d.instance_id \
+                             LEFT JOIN nodebalancers n ON n.id = d.nodebalancer_id";
+
+/// The device column that points at a service of this kind.
+fn column(kind: DeviceType) -> &'static str {
+    match kind {
+        DeviceType::Instance => "instance_id",
+        DeviceType::Nodebalancer => "nodebalancer_id",
+    }
+}
+
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(Error::internal)
+}
+
+fn rules_of(text: &str) -> Result<FirewallRules> {
+    serde_json::from_str(text).map_err(|e| Error::internal(format!("stored firewall rules: {e}")))
+}
+
+fn firewall(r: &Row) -> Result<FirewallRow> {
+    let status = r.str("status")?;
+    Ok(FirewallRow {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        status: FirewallStatus::parse(&status).ok_or_else(|| Error::internal(format!("firewall status {status}")))?,
+        rules: rules_of(&r.str("rules")?)?,
+        tags: serde_json::from_str(&r.str("tags")?).map_err(Error::internal)?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
+    })
+}
+
+fn device(r: &Row) -> Result<DeviceRow> {
+    let (kind, entity_id) = match (r.opt_i64("instance_id")?, r.opt_i64("nodebalancer_id")?) {
+        (Some(i), None) => (DeviceType::Instance, i),
+        (None, Some(n)) => (DeviceType::Nodebalancer, n),
+        _ => return Err(Error::internal("firewall device without exactly one service")),
+    };
+    Ok(DeviceRow {
+        id: r.i64("id")?,
+        firewall_id: r.i64("firewall_id")?,
+        account_id: r.i64("account_id")?,
+        kind,
+        entity_id,
+        entity_label: r.opt_str("entity_label")?.unwrap_or_default(),
+        active: r.bool("active")?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
+    })
+}
+
+fn balancer(r: &Row) -> Result<BalancerRef> {
+    Ok(BalancerRef {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        region: r.str("region")?,
+    })
+}
+
+impl Tx<'_> {
+    pub async fn firewall_insert(&mut self, f: &NewFirewall<'_>) -> Result<FirewallRow> {
+        let sql = format!(
+            "INSERT INTO firewalls (account_id, label, status, rules, tags, created, updated) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(f.account_id)
+            .bind(f.label)
+            .bind(FirewallStatus::Enabled.name())
+            .bind(json(f.rules)?)
+            .bind(json(f.tags)?)
+            .bind(f.created)
+            .fetch_one(self.h())
+            .await?;
+        firewall(&row)
+    }
+
+    /// A firewall of the account, read inside the transaction with its row lock taken (a no-op
+    /// update), so that concurrent changes of one firewall (device adds, status changes, its
+    /// delete) conflict instead of interleaving.
+    pub async fn firewall_lock(&mut self, id: i64, account_id: i64) -> Result<Option<FirewallRow>> {
+        let sql = format!("UPDATE firewalls SET updated = updated WHERE id = $1 AND account_id = $2 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.h()).await?;
+        row.as_ref().map(firewall).transpose()
+    }
+
+    pub async fn firewall_update(&mut self, id: i64, c: &FirewallChanges<'_>, now: Timestamp) -> Result<FirewallRow> {
+        let sql = format!(
+            "UPDATE firewalls SET label = COALESCE($2, label), tags = COALESCE($3, tags), \
+             status = COALESCE($4, status), updated = $5 WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(id)
+            .bind(c.label)
+            .bind(c.tags.map(json).transpose()?)
+            .bind(c.status.map(FirewallStatus::name))
+            .bind(now)
+            .fetch_one(self.h())
+            .await?;
+        firewall(&row)
+    }
+
+    pub async fn firewall_set_rules(&mut self, id: i64, rules: &FirewallRules, now: Timestamp) -> Result<FirewallRow> {
+        let sql = format!("UPDATE firewalls SET rules = $2, updated = $3 WHERE id = $1 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(json(rules)?).bind(now).fetch_one(self.h()).await?;
+        firewall(&row)
+    }
+
+    /// Deletes a firewall with its devices.
+    pub async fn firewall_delete(&mut self, id: i64) -> Result<()> {
+        query("DELETE FROM firewall_devices WHERE firewall_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM firewalls WHERE id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
+    }
+
+    /// The devices of a firewall, read inside the transaction, in id order.
+    pub async fn firewall_devices(&mut self, firewall_id: i64) -> Result<Vec<DeviceRow>> {
+        let sql = format!("{DEVICE_SELECT} WHERE d.firewall_id = $1 ORDER BY d.id");
+        let rows = query(sql).bind(firewall_id).fetch_all(self.h()).await?;
+        rows.iter().map(device).collect()
+    }
+
+    /// Assigns a firewall to a service. A uniqueness violation means a rule the caller checked
+    /// was broken by a concurrent commit.
+    pub async fn firewall_device_insert(&mut self, d: &NewDevice<'_>) -> Result<DeviceRow> {
+        let col = column(d.kind);
+        let sql = format!(
+            "INSERT INTO firewall_devices (firewall_id, account_id, {col}, active, created, updated) \
+             VALUES ($1, $2, $3, $4, $5, $5) \
+             RETURNING id, firewall_id, account_id, instance_id, nodebalancer_id, active, created, updated, \
+             '' AS entity_label"
+        );
+        let row = query(sql)
+            .bind(d.firewall_id)
+            .bind(d.account_id)
+            .bind(d.entity_id)
+            .bind(d.active)
+            .bind(d.created)
+            .fetch_one(self.h())
+            .await?;
+        let mut out = device(&row)?;
+        out.entity_label = d.entity_label.to_string();
+        Ok(out)
+    }
+
+    /// Removes one device of a firewall; false when it has no such device.
+    pub async fn firewall_device_delete(&mut self, firewall_id: i64, device_id: i64) -> Result<bool> {
+        let n = query("DELETE FROM firewall_devices WHERE id = $1 AND firewall_id = $2")
+            .bind(device_id)
+            .bind(firewall_id)
+            .execute(self.h())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Marks every device of a firewall active (the firewall was enabled) or not.
+    pub async fn firewall_devices_set_active(&mut self, firewall_id: i64, active: bool, now: Timestamp) -> Result<()> {
+        query("UPDATE firewall_devices SET active = $2, updated = $3 WHERE firewall_id = $1")
+            .bind(firewall_id)
+            .bind(active)
+            .bind(now)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Whether the firewall is already assigned to the service.
+    pub async fn firewall_has_device(&mut self, firewall_id: i64, kind: DeviceType, entity_id: i64) -> Result<bool> {
+        let sql = format!("SELECT COUNT(*) FROM firewall_devices WHERE firewall_id = $1 AND {} = $2", column(kind));
+        Ok(query(sql).bind(firewall_id).bind(entity_id).fetch_i64(self.h()).await? > 0)
+    }
+
+    /// The load balancer the firewall is assigned to, if any (a firewall has at most one).
+    pub async fn firewall_balancer(&mut self, firewall_id: i64) -> Result<Option<i64>> {
+        let ids = query(
+            "SELECT nodebalancer_id FROM firewall_devices WHERE firewall_id = $1 AND nodebalancer_id IS NOT NULL",
+        )
+        .bind(firewall_id)
+        .fetch_column_i64(self.h())
+        .await?;
+        Ok(ids.first().copied())
+    }
+
+    /// The enabled firewall other than `except` assigned to a service, as `(id, label)`.
+    pub async fn service_active_firewall(
+        &mut self,
+        kind: DeviceType,
+        entity_id: i64,
+        except: Option<i64>,
+    ) -> Result<Option<(i64, String)>> {
+        let sql = format!(
+            "SELECT f.id, f.label FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id \
+             WHERE d.{} = $1 AND f.status = 'enabled' AND ($2 IS NULL OR f.id <> $2) ORDER BY f.id LIMIT 1",
+            column(kind)
+        );
+        let row = query(sql).bind(entity_id).bind(except).fetch_optional(self.h()).await?;
+        row.map(|r| Ok((r.i64("id")?, r.str("label")?))).transpose()
+    }
+
+    /// For every service of firewall `firewall_id`, the other enabled firewalls assigned to it
+    /// (what enabling this firewall would conflict with).
+    pub async fn firewall_enable_conflicts(&mut self, firewall_id: i64) -> Result<Vec<ActiveConflict>> {
+        let mut out = Vec::new();
+        for d in self.firewall_devices(firewall_id).await? {
+            if let Some((id, label)) = self.service_active_firewall(d.kind, d.entity_id, Some(firewall_id)).await? {
+                out.push(ActiveConflict {
+                    kind: d.kind,
+                    entity_id: d.entity_id,
+                    entity_label: d.entity_label.clone(),
+                    firewall_id: id,
+                    firewall_label: label,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The instances assigned to the firewall that are in live migration, as `(id, label)`.
+    pub async fn firewall_instances_in_live_migration(&mut self, firewall_id: i64) -> Result<Vec<(i64, String)>> {
+        let rows = query(
+            "SELECT i.id, i.label FROM firewall_devices d JOIN instances i ON i.id = d.instance_id \
+             WHERE d.firewall_id = $1 AND i.live_migration = TRUE ORDER BY i.id",
+        )
+        .bind(firewall_id)
+        .fetch_all(self.h())
+        .await?;
+        rows.iter().map(|r| Ok((r.i64("id")?, r.str("label")?))).collect()
+    }
+
+    /// Removes an instance from every firewall it is assigned to (the instance is being deleted).
+    pub async fn instance_firewall_devices_delete(&mut self, instance_id: i64) -> Result<u64> {
+        query("DELETE FROM firewall_devices WHERE instance_id = $1").bind(instance_id).execute(self.h()).await
+    }
+
+    /// A load balancer of the account, read inside the transaction with its row lock taken (a
+    /// no-op update), so that assigning it to a firewall and deleting it conflict.
+    pub async fn nodebalancer_lock(&mut self, id: i64, account_id: i64) -> Result<Option<BalancerRef>> {
+        let row = query(
+            "UPDATE nodebalancers SET updated = updated WHERE id = $1 AND account_id = $2 \
+             RETURNING id, account_id, label, region",
+        )
+        .bind(id)
+        .bind(account_id)
+        .fetch_optional(self.h())
+        .await?;
+        row.as_ref().map(balancer).transpose()
+    }
+}
+
+impl Store {
+    /// The firewalls of an account, in id order.
+    pub async fn firewalls_of_account(&self, account_id: i64) -> Result<Arc<Vec<FirewallRow>>> {
+        self.cached(CacheKey::Collection("firewalls", account_id), || async move {
+            let sql = format!("SELECT {COLS} FROM firewalls WHERE account_id = $1 ORDER BY id");
+            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
+            rows.iter().map(firewall).collect()
+        })
+        .await
+    }
+
+    /// The firewall devices of an account with their services' labels, in id order.
+    pub async fn firewall_devices_of_account(&self, account_id: i64) -> Result<Arc<Vec<DeviceRow>>> {
+        self.cached(CacheKey::Collection("firewall_devices", account_id), || async move {
+            let sql = format!("{DEVICE_SELECT} WHERE d.account_id = $1 ORDER BY d.id");
+            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
+            rows.iter().map(device).collect()
+        })
+        .await
+    }
+
+    /// A load balancer of the account (not cached: balancers are written by another area).
+    pub async fn nodebalancer_ref(&self, account_id: i64, id: i64) -> Result<Option<BalancerRef>> {
+        let row = query("SELECT id, account_id, label, region FROM nodebalancers WHERE id = $1 AND account_id = $2")
+            .bind(id)
+            .bind(account_id)
+            .fetch_optional(self.r())
+            .await?;
+        row.as_ref().map(balancer).transpose()
+    }
+
+    /// The rules of the enabled firewall assigned to a service, if it has one (a service has at
+    /// most one). `None` when no enabled firewall is assigned: traffic is not filtered.
+    pub async fn service_active_firewall_rules(
+        &self,
+        kind: DeviceType,
+        entity_id: i64,
+    ) -> Result<Option<FirewallRules>> {
+        let sql = format!(
+            "SELECT f.rules FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id \
+             WHERE d.{} = $1 AND f.status = 'enabled' ORDER BY f.id LIMIT 1",
+            column(kind)
+        );
+        let rules = query(sql).bind(entity_id).fetch_column_str(self.r()).await?;
+        rules.first().map(|r| rules_of(r)).transpose()
+    }
+
+    /// What the balancer data plane enforces for one load balancer: the rules of its enabled
+    /// firewall, if it has one. The data plane applies only their inbound part, and only to TCP
+    /// connections (spec 4.9: "Firewalls apply only to inbound TCP traffic for balancers");
+    /// compile them with `CompiledRules::compile`.
+    pub async fn nodebalancer_active_firewall_rules(&self, nodebalancer_id: i64) -> Result<Option<FirewallRules>> {
+        self.service_active_firewall_rules(DeviceType::Nodebalancer, nodebalancer_id).await
+    }
+
+    /// The same for an instance.
+    pub async fn instance_active_firewall_rules(&self, instance_id: i64) -> Result<Option<FirewallRules>> {
+        self.service_active_firewall_rules(DeviceType::Instance, instance_id).await
+    }
+
+    /// Every load balancer (of any account) with an enabled firewall, with that firewall's rules,
+    /// in balancer id order: what building the whole desired state of the data plane needs in
+    /// one query.
+    pub async fn active_balancer_firewalls(&self) -> Result<Vec<(i64, FirewallRules)>> {
+        let rows = query(
+            "SELECT d.nodebalancer_id, f.rules FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id \
+             WHERE d.nodebalancer_id IS NOT NULL AND f.status = 'enabled' ORDER BY d.nodebalancer_id",
+        )
+        .fetch_all(self.r())
+        .await?;
+        rows.iter().map(|r| Ok((r.i64("nodebalancer_id")?, rules_of(&r.str("rules")?)?))).collect()
+    }
+}
