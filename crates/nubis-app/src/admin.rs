@@ -174,26 +174,16 @@ impl App {
             .account_by_euuid(account_euuid)
             .await?
             .ok_or_else(|| Error::invalid("account", "No such account"))?;
-        let user_type = if account.parent_id.is_some() { UserType::Child } else { UserType::Default };
         let account = &account;
-        retry(|| async move {
+        let user = retry(|| async move {
             let mut tx = self.store.begin().await?;
-            let u = tx
-                .user_insert(&NewUser {
-                    account_id: account.id,
-                    username,
-                    email,
-                    restricted,
-                    user_type,
-                    is_owner: false,
-                    created: Timestamp::now(),
-                })
-                .await
-                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+            let u = self.user_insert_new(&mut tx, account, username, email, restricted, "An operator").await?;
             tx.commit().await?;
             Ok(u)
         })
-        .await
+        .await?;
+        self.kick_mailer();
+        Ok(user)
     }
 
     /// Issues a personal access token for a user; returns the secret (shown once).

@@ -56,6 +56,50 @@ impl App {
         Ok(UserType::Default)
     }
 
+    /// Inserts a (non-owner) user of `account_id` with the type its account gives it and the
+    /// grants that type starts with, and queues its confirmation message; both the API and the
+    /// operators' command create users through this.
+    pub(crate) async fn user_insert_new(
+        &self,
+        tx: &mut nubis_store::Tx<'_>,
+        account: &nubis_model::account::Account,
+        username: &str,
+        email: &str,
+        restricted: bool,
+        created_by: &str,
+    ) -> Result<User> {
+        let user_type = self.new_user_type(account.id).await?;
+        let u = tx
+            .user_insert(&NewUser {
+                account_id: account.id,
+                username,
+                email,
+                restricted,
+                user_type,
+                is_owner: false,
+                created: Timestamp::now(),
+            })
+            .await
+            .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+        if user_type == UserType::Parent {
+            let g = GlobalGrants { child_account_access: Some(false), ..Default::default() };
+            tx.global_grants_set(u.id, &g).await?;
+        }
+        tx.outbox_insert(
+            Some(account.id),
+            email,
+            "Your new nubis user",
+            &format!(
+                "Hello {username},\n\n{created_by} created the user {username} for you on the nubis account {}.\n\
+                 To finish setting it up, create your password through your operator's sign-in page,\n\
+                 then create a personal access token to use the API.\n\n-- nubis\n",
+                account.euuid
+            ),
+        )
+        .await?;
+        Ok(u)
+    }
+
     pub async fn user_list(&self, actor: &Actor) -> Result<Arc<Vec<User>>> {
         self.authorize(actor, Op::UserList).await?;
         self.store.users_of_account(actor.account_id).await
@@ -84,39 +128,12 @@ impl App {
         let username = input.username.as_deref().unwrap_or_default();
         let email = input.email.as_deref().unwrap_or_default();
         let restricted = input.restricted.unwrap_or(false);
-        let user_type = self.new_user_type(actor.account_id).await?;
         let account = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        let user = retry(|| async {
+        let account = &account;
+        let user = retry(|| async move {
             let mut tx = self.store.begin().await?;
-            let u = tx
-                .user_insert(&NewUser {
-                    account_id: actor.account_id,
-                    username,
-                    email,
-                    restricted,
-                    user_type,
-                    is_owner: false,
-                    created: Timestamp::now(),
-                })
-                .await
-                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
-            if user_type == UserType::Parent {
-                let g = GlobalGrants { child_account_access: Some(false), ..Default::default() };
-                tx.global_grants_set(u.id, &g).await?;
-            }
+            let u = self.user_insert_new(&mut tx, account, username, email, restricted, &actor.username).await?;
             tx.event_insert(&event(actor, "user_create", user_entity(&u)).about_user(u.id).build()).await?;
-            tx.outbox_insert(
-                Some(actor.account_id),
-                email,
-                "Your new nubis user",
-                &format!(
-                    "Hello {username},\n\n{} created the user {username} for you on the nubis account {}.\n\
-                     To finish setting it up, create your password through your operator's sign-in page,\n\
-                     then create a personal access token to use the API.\n\n-- nubis\n",
-                    actor.username, account.euuid
-                ),
-            )
-            .await?;
             tx.commit().await?;
             Ok(u)
         })
