@@ -11,6 +11,7 @@ pub mod events;
 pub mod instance;
 pub mod ip;
 pub mod mailer;
+pub mod nodebalancer;
 pub mod profile;
 pub mod runtime;
 pub mod tokens;
@@ -42,6 +43,8 @@ pub struct AppInner {
     pub(crate) driver: Arc<dyn runtime::Driver>,
     /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
     pub(crate) private_pool: Ipv4Pool,
+    /// Where the load balancers' desired state is published for the data plane.
+    pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
 }
 
 impl std::ops::Deref for App {
@@ -68,7 +71,15 @@ impl App {
             .map_err(|e| format!("{e}"))
             .and_then(Ipv4Pool::private)
             .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
-        Ok(App(Arc::new(AppInner { store, config, catalog, mail_kick: Notify::new(), driver, private_pool })))
+        Ok(App(Arc::new(AppInner {
+            store,
+            config,
+            catalog,
+            mail_kick: Notify::new(),
+            driver,
+            private_pool,
+            balancer_publisher: Default::default(),
+        })))
     }
 
     pub fn config(&self) -> &Config {

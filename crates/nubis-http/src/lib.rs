@@ -39,6 +39,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::vpcs::router())
         .merge(routes::instances::router())
         .merge(routes::ips::router())
+        .merge(routes::nodebalancers::router())
 }
 
 /// The OpenAPI document of the whole API.

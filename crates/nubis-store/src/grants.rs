@@ -106,13 +106,13 @@ fn entity_table(kind: GrantKind) -> Option<&'static str> {
     match kind {
         GrantKind::Vpc => Some("vpcs"),
         GrantKind::Instance => Some("instances"),
+        GrantKind::Nodebalancer => Some("nodebalancers"),
         GrantKind::Database
         | GrantKind::Domain
         | GrantKind::Image
         | GrantKind::Longview
         | GrantKind::Stackscript
         | GrantKind::Volume
-        | GrantKind::Nodebalancer
         | GrantKind::Firewall => None,
     }
 }

@@ -18,6 +18,7 @@ pub mod grants;
 pub mod instances;
 pub mod interfaces;
 pub mod ips;
+pub mod nodebalancers;
 pub mod outbox;
 pub mod ranges;
 mod rows;

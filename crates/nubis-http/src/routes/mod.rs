@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod events;
 pub mod instances;
 pub mod ips;
+pub mod nodebalancers;
 pub mod profile;
 pub mod users;
 pub mod vpcs;
