@@ -51,6 +51,20 @@ impl Fixtures {
             .await;
         m.insert("instance_id", i.ok()["id"].to_string());
         m.insert("address", i.body["ipv4"][0].as_str().unwrap().to_string());
+        let private = i.body["ipv4"][1].as_str().unwrap().to_string();
+        let nb = api.post("/nodebalancers", json!({"region": "us-east", "label": "fixture-lb"})).await;
+        let nb_id = nb.ok()["id"].to_string();
+        let c = api.post(&format!("/nodebalancers/{nb_id}/configs"), json!({"port": 80})).await;
+        let config_id = c.ok()["id"].to_string();
+        let n = api
+            .post(
+                &format!("/nodebalancers/{nb_id}/configs/{config_id}/nodes"),
+                json!({"label": "fixture-node", "address": format!("{private}:80")}),
+            )
+            .await;
+        m.insert("node_id", n.ok()["id"].to_string());
+        m.insert("nodebalancer_id", nb_id);
+        m.insert("config_id", config_id);
         m.insert("region_id", "us-east".to_string());
         m.insert("type_id", "g6-nanode-1".to_string());
         m.insert("image_id", "linode%2Fdebian12".to_string());
