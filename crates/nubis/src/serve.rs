@@ -73,10 +73,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!(resumed, "resumed instance transitions");
     }
 
-    let dataplane = if args.no_dataplane { None } else { Some(start_dataplane(&app)) };
-
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let dataplane = if args.no_dataplane { None } else { Some(start_dataplane(&app)) };
     let addr = listener.local_addr()?;
     println!("nubis: listening on http://{addr}/v4");
     let _ = std::io::stdout().flush();

@@ -41,7 +41,7 @@ fn config_entity(b: &BalancerRow, c: &ConfigRow) -> EventEntity {
     EventEntity::new(
         "nodebalancer_config",
         c.id,
-        &c.f.port.to_string(),
+        c.f.port.to_string(),
         format!("/v4/nodebalancers/{}/configs/{}", b.id, c.id),
     )
 }
