@@ -150,3 +150,48 @@ async fn after_a_restart_every_balancer_listens_again() {
         assert_eq!(get(*a, "/", None).await.unwrap().body, "be");
     }
 }
+
+#[tokio::test]
+async fn a_change_made_through_another_replica_takes_effect() {
+    // Replica A runs the data plane; replica B (same database) only serves the API.
+    let a = lb_server().await;
+    let config = std::fs::read_to_string(a.dir.join("config.toml")).unwrap();
+    let b = TestServer::start_with(Options {
+        config,
+        database: Some(a.database.clone()),
+        extra_args: vec!["--no-dataplane".into()],
+        ..Default::default()
+    })
+    .await;
+    let api_b = b.api_with(&a.token);
+    let (_, private) = backend_instance(&api_b, "us-east").await;
+    let _be = Backend::http("through-b", mapped(&private, 9100)).await;
+    let nb = api_b.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
+    let id = nb["id"].as_i64().unwrap();
+    let c = api_b
+        .post(
+            &format!("/nodebalancers/{id}/configs"),
+            json!({"port": 9101, "check": "connection", "check_interval": 2, "check_timeout": 1}),
+        )
+        .await
+        .ok()
+        .clone();
+    let cid = c["id"].as_i64().unwrap();
+    api_b
+        .post(
+            &format!("/nodebalancers/{id}/configs/{cid}"),
+            json!({"label": "node-b", "address": format!("{private}:9100")}),
+        )
+        .await
+        .ok();
+    // A's data plane picks the change up from the database and serves it...
+    let addr = lb_addr(&nb, 9101);
+    until_serving(addr).await;
+    assert_eq!(get(addr, "/", None).await.unwrap().body, "through-b");
+    // ...and the health it observes is visible through B.
+    until_nodes_status(&api_b, id, cid, 1, 0).await;
+    // A port change made through B moves A's listener.
+    api_b.put(&format!("/nodebalancers/{id}/configs/{cid}"), json!({"port": 9102})).await.ok();
+    until_serving(lb_addr(&nb, 9102)).await;
+    until_refused(addr).await;
+}
