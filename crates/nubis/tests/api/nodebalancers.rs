@@ -503,6 +503,9 @@ async fn restricted_users_see_only_granted_balancers() {
     .await
     .ok();
     assert_eq!(r.get("/nodebalancers").await.ok()["results"], 1);
+    let g = api.get("/account/users/lb-restricted/grants").await.ok().clone();
+    let entry = g["nodebalancer"].as_array().unwrap().iter().find(|e| e["id"] == nbid).cloned().unwrap();
+    assert_eq!((entry["permissions"].as_str(), entry["label"].as_str()), (Some("read_only"), nb["label"].as_str()));
     r.get(&format!("/nodebalancers/{nbid}/configs/{cid}")).await.ok();
     r.put(&format!("/nodebalancers/{nbid}"), json!({"label": "mine"})).await.status_is(403);
     r.post(&format!("/nodebalancers/{nbid}/configs"), json!({"port": 81})).await.status_is(403);
