@@ -326,3 +326,95 @@ async fn read_one(conn: &mut tokio::net::TcpStream) -> String {
     let n = tokio::time::timeout(std::time::Duration::from_secs(10), conn.read(&mut buf)).await.unwrap().unwrap();
     String::from_utf8_lossy(&buf[..n]).to_string()
 }
+
+#[tokio::test]
+async fn tcp_closes_the_connection_when_no_node_is_up() {
+    let s = lb_server().await;
+    let api = s.api();
+    let (_, p) = backend_instance(&api, "us-east").await;
+    let (nb, cid) =
+        balancer_with(&api, json!({"port": 8500, "protocol": "tcp"}), &[("gone", &p, 8000, json!({}))]).await;
+    until_nodes_status(&api, nid(&nb), cid, 0, 1).await;
+    let addr = lb_addr(&nb, 8500);
+    let mut conn =
+        eventually(60, "the tcp listener", || async move { tokio::net::TcpStream::connect(addr).await.ok() }).await;
+    let _ = conn.write_all(b"hello").await;
+    let mut buf = [0u8; 16];
+    let n =
+        tokio::time::timeout(std::time::Duration::from_secs(10), conn.read(&mut buf)).await.expect("closed in time");
+    assert!(matches!(n, Ok(0) | Err(_)), "the balancer closes the connection: {n:?}");
+}
+
+#[tokio::test]
+async fn http_and_http_body_checks_judge_the_answer() {
+    let s = lb_server().await;
+    let api = s.api();
+    let (_, p) = backend_instance(&api, "us-east").await;
+    let _alpha = Backend::http("alpha", mapped(&p, 8001)).await;
+    let _beta = Backend::http("beta", mapped(&p, 8002)).await;
+    let _echo = Backend::echo("not-http", mapped(&p, 8003)).await;
+    let (nb, cid) = balancer_with(
+        &api,
+        json!({"port": 8600, "check": "http", "check_path": "/health"}),
+        &[("alpha", &p, 8001, json!({})), ("beta", &p, 8002, json!({})), ("echo", &p, 8003, json!({}))],
+    )
+    .await;
+    let id = nid(&nb);
+    // http: a 2xx answer is up; something that does not answer HTTP is down.
+    until_nodes_status(&api, id, cid, 2, 1).await;
+    let status_of = |label: &'static str| {
+        let api = api.clone();
+        async move {
+            let nodes = api.get(&format!("/nodebalancers/{id}/configs/{cid}/nodes")).await.ok()["data"].clone();
+            nodes.as_array().unwrap().iter().find(|n| n["label"] == format!("node-{label}")).unwrap()["status"].clone()
+        }
+    };
+    assert_eq!(status_of("echo").await, "DOWN");
+    // http_body: the body must contain check_body.
+    api.put(&format!("/nodebalancers/{id}/configs/{cid}"), json!({"check": "http_body", "check_body": "alph"}))
+        .await
+        .ok();
+    until_nodes_status(&api, id, cid, 1, 2).await;
+    assert_eq!(status_of("alpha").await, "UP");
+    assert_eq!(status_of("beta").await, "DOWN");
+    let got = spread(lb_addr(&nb, 8600), 6).await;
+    assert_eq!(got.get("alpha").copied(), Some(6), "{got:?}");
+}
+
+#[tokio::test]
+async fn passive_checks_take_out_a_node_whose_proxied_requests_fail() {
+    let s = lb_server().await;
+    let api = s.api();
+    let (_, p) = backend_instance(&api, "us-east").await;
+    let _up = Backend::http("up", mapped(&p, 8001)).await;
+    // Nothing listens on :8002. No active checks: only proxied requests tell.
+    let nodes = [("up", p.as_str(), 8001u16, json!({})), ("dead", p.as_str(), 8002, json!({}))];
+    let (nb, passive) =
+        balancer_with(&api, json!({"port": 8700, "check": "none", "check_passive": true}), &nodes).await;
+    let id = nid(&nb);
+    let c = api
+        .post(&format!("/nodebalancers/{id}/configs"), json!({"port": 8701, "check": "none", "check_passive": false}))
+        .await
+        .ok()
+        .clone();
+    let lax = c["id"].as_i64().unwrap();
+    for (label, port) in [("up", 8001), ("dead", 8002)] {
+        api.post(
+            &format!("/nodebalancers/{id}/configs/{lax}/nodes"),
+            json!({"label": format!("node-{label}"), "address": format!("{p}:{port}")}),
+        )
+        .await
+        .ok();
+    }
+    for port in [8700, 8701] {
+        until_serving(lb_addr(&nb, port)).await;
+        for _ in 0..6 {
+            let _ = get(lb_addr(&nb, port), "/", None).await;
+        }
+    }
+    until_nodes_status(&api, id, passive, 0, 1).await;
+    let lax_cfg = api.get(&format!("/nodebalancers/{id}/configs/{lax}")).await.ok().clone();
+    assert_eq!(lax_cfg["nodes_status"], json!({"up": 0, "down": 0}), "check_passive false keeps the node in");
+    let got = spread(lb_addr(&nb, 8700), 6).await;
+    assert_eq!(got.get("up").copied(), Some(6), "{got:?}");
+}
