@@ -14,6 +14,7 @@ pub mod instance;
 pub mod ip;
 pub mod ipv6;
 pub mod mailer;
+pub mod nodebalancer;
 pub mod profile;
 pub mod runtime;
 pub mod tokens;
@@ -48,6 +49,8 @@ pub struct AppInner {
     pub(crate) private_pool: Ipv4Pool,
     /// Forward DNS, checked before reverse DNS is set.
     pub(crate) dns: Arc<dns::ForwardDns>,
+    /// Where the load balancers' desired state is published for the data plane.
+    pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
 }
 
 impl std::ops::Deref for App {
@@ -84,6 +87,7 @@ impl App {
             driver,
             private_pool,
             dns: Arc::new(dns),
+            balancer_publisher: Default::default(),
         })))
     }
 

@@ -41,6 +41,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::ips::router())
         .merge(routes::ipv6::router())
         .merge(routes::firewalls::router())
+        .merge(routes::nodebalancers::router())
 }
 
 /// The OpenAPI document of the whole API.

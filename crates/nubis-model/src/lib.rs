@@ -14,6 +14,7 @@ pub mod firewall;
 pub mod grants;
 pub mod instance;
 pub mod ip;
+pub mod nodebalancer;
 pub mod page;
 pub mod scope;
 pub mod time;

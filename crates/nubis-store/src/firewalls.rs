@@ -336,20 +336,6 @@ impl Tx<'_> {
     pub async fn instance_firewall_devices_delete(&mut self, instance_id: i64) -> Result<u64> {
         query("DELETE FROM firewall_devices WHERE instance_id = $1").bind(instance_id).execute(self.h()).await
     }
-
-    /// A load balancer of the account, read inside the transaction with its row lock taken (a
-    /// no-op update), so that assigning it to a firewall and deleting it conflict.
-    pub async fn nodebalancer_lock(&mut self, id: i64, account_id: i64) -> Result<Option<BalancerRef>> {
-        let row = query(
-            "UPDATE nodebalancers SET updated = updated WHERE id = $1 AND account_id = $2 \
-             RETURNING id, account_id, label, region",
-        )
-        .bind(id)
-        .bind(account_id)
-        .fetch_optional(self.h())
-        .await?;
-        row.as_ref().map(balancer).transpose()
-    }
 }
 
 impl Store {

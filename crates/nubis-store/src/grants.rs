@@ -107,12 +107,12 @@ fn entity_table(kind: GrantKind) -> Option<&'static str> {
         GrantKind::Vpc => Some("vpcs"),
         GrantKind::Instance => Some("instances"),
         GrantKind::Firewall => Some("firewalls"),
+        GrantKind::Nodebalancer => Some("nodebalancers"),
         GrantKind::Database
         | GrantKind::Domain
         | GrantKind::Image
         | GrantKind::Longview
         | GrantKind::Stackscript
-        | GrantKind::Volume
-        | GrantKind::Nodebalancer => None,
+        | GrantKind::Volume => None,
     }
 }

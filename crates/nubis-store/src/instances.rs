@@ -244,13 +244,10 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The ids of the balancer back-end nodes that point at the instance's addresses.
-    ///
-    /// Load balancers arrive with the load-balancer issue, whose engineer replaces this body
-    /// with the query over its node table; until then no instance is a back end.
+    /// The ids of the balancer back-end nodes that point at the instance's private addresses
+    /// (read inside the transaction).
     pub async fn instance_balancer_nodes(&mut self, instance_id: i64) -> Result<Vec<i64>> {
-        let _ = instance_id;
-        Ok(Vec::new())
+        self.nb_nodes_of_instance(instance_id).await
     }
 
     /// True when the instance is part of a pending service transfer.

@@ -102,13 +102,17 @@ impl Tx<'_> {
         ip(&row)
     }
 
-    /// The IPv4 addresses taken in `lo..=hi` (as integers), read inside the transaction.
+    /// The IPv4 addresses taken in `lo..=hi` (as integers), read inside the transaction: those
+    /// of instances and those of load balancers, so neither is ever handed the other's.
     pub async fn ipv4_taken(&mut self, lo: u32, hi: u32) -> Result<BTreeSet<u32>> {
-        let rows = query("SELECT v4 FROM ip_addresses WHERE v4 >= $1 AND v4 <= $2")
-            .bind(i64::from(lo))
-            .bind(i64::from(hi))
-            .fetch_column_i64(self.h())
-            .await?;
+        let rows = query(
+            "SELECT v4 FROM ip_addresses WHERE v4 >= $1 AND v4 <= $2 \
+             UNION SELECT v4 FROM nodebalancers WHERE v4 >= $1 AND v4 <= $2",
+        )
+        .bind(i64::from(lo))
+        .bind(i64::from(hi))
+        .fetch_column_i64(self.h())
+        .await?;
         Ok(rows.into_iter().map(|n| n as u32).collect())
     }
 

@@ -19,6 +19,7 @@ pub mod grants;
 pub mod instances;
 pub mod interfaces;
 pub mod ips;
+pub mod nodebalancers;
 pub mod outbox;
 pub mod ranges;
 mod rows;

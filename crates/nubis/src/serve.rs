@@ -75,14 +75,53 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let dataplane = if args.no_dataplane { None } else { Some(start_dataplane(&app)) };
     let addr = listener.local_addr()?;
     println!("nubis: listening on http://{addr}/v4");
     let _ = std::io::stdout().flush();
     tracing::info!(%addr, "API listening");
 
     nubis_http::serve(listener, app.clone(), shutdown_signal()).await?;
+    if let Some(dp) = dataplane {
+        dp.stop().await;
+    }
     mailer.abort();
     app.store().close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The running load-balancer data plane with the tasks that feed it and record what it sees.
+struct Dataplane {
+    publisher: tokio::task::JoinHandle<()>,
+    handle: nubis_dataplane::DataplaneHandle,
+    recorder: tokio::task::JoinHandle<()>,
+    stop_recorder: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Starts the data plane on the desired state the application publishes (now, after every
+/// change, and every reconcile interval for changes made by other replicas), and records its
+/// observations (node health, traffic) in the database.
+fn start_dataplane(app: &App) -> Dataplane {
+    let config = app.config();
+    let every = std::time::Duration::from_millis(config.dataplane.reconcile_interval_ms.max(10));
+    let publisher = app.spawn_balancer_publisher(every);
+    let (obs_tx, obs_rx) = tokio::sync::mpsc::channel(4096);
+    let (stop_recorder, stop_rx) = tokio::sync::oneshot::channel();
+    let recorder = app.spawn_observation_recorder(obs_rx, stop_rx);
+    let settings = nubis_dataplane::DataplaneSettings::from(&config.dataplane);
+    let handle = nubis_dataplane::start(settings, config.network.mode, app.balancer_state(), obs_tx);
+    tracing::info!(mode = ?config.network.mode, "load-balancer data plane started");
+    Dataplane { publisher, handle, recorder, stop_recorder }
+}
+
+impl Dataplane {
+    /// Stops publishing, closes every listener and connection, and writes the last traffic.
+    async fn stop(self) {
+        self.publisher.abort();
+        self.handle.shutdown().await;
+        let _ = self.stop_recorder.send(());
+        let _ = self.recorder.await;
+        tracing::info!("load-balancer data plane stopped");
+    }
 }

@@ -205,8 +205,40 @@ ops! {
     FirewallDeviceCreate = "firewall_device_create" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
     FirewallDeviceGet = "firewall_device_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
     FirewallDeviceDelete = "firewall_device_delete" => entity(Area::Firewall, RW, GrantKind::Firewall, P_RW);
+
+    // Load balancers (spec section 1, reference `/nodebalancers`). Rebuild needs read_write on
+    // the balancer; node reads need `nodebalancers:read_only` like every other read.
+    NodebalancerList = "nodebalancer_list" => scoped(Area::Nodebalancers, RO);
+    NodebalancerCreate = "nodebalancer_create" => global(Area::Nodebalancers, GlobalFlag::AddNodebalancers);
+    NodebalancerGet = "nodebalancer_get" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerUpdate = "nodebalancer_update" => entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerDelete = "nodebalancer_delete" => entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerStats = "nodebalancer_stats" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
     NodebalancerFirewallsList = "nodebalancer_firewalls_list" =>
         entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerConfigList = "nodebalancer_config_list" =>
+        entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerConfigCreate = "nodebalancer_config_create" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerConfigGet = "nodebalancer_config_get" =>
+        entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerConfigUpdate = "nodebalancer_config_update" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerConfigDelete = "nodebalancer_config_delete" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerConfigRebuild = "nodebalancer_config_rebuild" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerConfigNodeCreate = "nodebalancer_config_node_create" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerNodeList = "nodebalancer_node_list" =>
+        entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerNodeCreate = "nodebalancer_node_create" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerNodeGet = "nodebalancer_node_get" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerNodeUpdate = "nodebalancer_node_update" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerNodeDelete = "nodebalancer_node_delete" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
 }
 
 #[cfg(test)]

@@ -393,12 +393,10 @@ impl App {
 
     /// Called after every committed change that can change what the firewall of a load balancer
     /// lets through (a device added or removed, a status change, new rules, a delete), with the
-    /// balancers concerned. The data plane reads a balancer's rules with
-    /// `Store::nodebalancer_active_firewall_rules`; the load-balancer area wires this call to
-    /// republish the desired state. Until then it only records the change in the log.
+    /// balancers concerned: the desired state of the data plane is published again.
     pub(crate) fn balancer_firewalls_changed(&self, nodebalancer_ids: &[i64]) {
         if !nodebalancer_ids.is_empty() {
-            tracing::debug!(?nodebalancer_ids, "balancer firewalls changed");
+            self.balancers_changed();
         }
     }
 }

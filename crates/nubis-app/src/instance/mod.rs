@@ -234,14 +234,15 @@ impl App {
     }
 
     /// `GET .../nodebalancers`: the balancers the instance is a back end of (that the actor may
-    /// read).
-    ///
-    /// Load balancers arrive with the load-balancer issue, whose engineer makes this read its
-    /// nodes; until then no instance is a back end.
-    pub async fn instance_nodebalancers_list(&self, actor: &Actor, id: i64) -> Result<Vec<serde_json::Value>> {
+    /// read), found through the instance's private addresses.
+    pub async fn instance_nodebalancers_list(
+        &self,
+        actor: &Actor,
+        id: i64,
+    ) -> Result<Vec<nubis_model::nodebalancer::NodeBalancer>> {
         self.authorize(actor, Op::InstanceNodebalancersList).await?;
         self.own_instance(actor, Op::InstanceNodebalancersList, id).await?;
-        Ok(Vec::new())
+        self.nodebalancers_of_instance(actor, id).await
     }
 }
 

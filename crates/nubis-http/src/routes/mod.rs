@@ -7,6 +7,7 @@ pub mod firewalls;
 pub mod instances;
 pub mod ips;
 pub mod ipv6;
+pub mod nodebalancers;
 pub mod profile;
 pub mod users;
 pub mod vpcs;

@@ -53,6 +53,20 @@ impl Fixtures {
         m.insert("address", i.body["ipv4"][0].as_str().unwrap().to_string());
         let r = api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": i.body["id"]})).await;
         m.insert("range", r.ok()["range"].as_str().unwrap().split('/').next().unwrap().to_string());
+        let private = i.body["ipv4"][1].as_str().unwrap().to_string();
+        let nb = api.post("/nodebalancers", json!({"region": "us-east", "label": "fixture-lb"})).await;
+        let nb_id = nb.ok()["id"].to_string();
+        let c = api.post(&format!("/nodebalancers/{nb_id}/configs"), json!({"port": 80})).await;
+        let config_id = c.ok()["id"].to_string();
+        let n = api
+            .post(
+                &format!("/nodebalancers/{nb_id}/configs/{config_id}/nodes"),
+                json!({"label": "fixture-node", "address": format!("{private}:80")}),
+            )
+            .await;
+        m.insert("node_id", n.ok()["id"].to_string());
+        m.insert("nodebalancer_id", nb_id);
+        m.insert("config_id", config_id);
         m.insert("region_id", "us-east".to_string());
         m.insert("type_id", "g6-nanode-1".to_string());
         m.insert("image_id", "linode%2Fdebian12".to_string());

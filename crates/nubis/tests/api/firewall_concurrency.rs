@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::firewall_devices::{account_of, add_device, insert_balancer, instance, instance_firewall_ids};
+use crate::firewall_devices::{add_device, balancer, instance, instance_firewall_ids};
 use crate::firewalls::{create_firewall, fw_path, id};
 use crate::support::*;
 
@@ -129,11 +129,10 @@ async fn a_concurrent_enable_and_device_add_leave_one_active_firewall() {
 async fn concurrent_balancer_adds_keep_one_balancer_per_firewall_and_one_active_firewall_per_balancer() {
     let s = TestServer::start().await;
     let api = s.api();
-    let account = account_of(&s, &api).await;
     for round in 0..4 {
         // Two balancers racing onto one firewall.
-        let b1 = insert_balancer(&s, account, &format!("nb-a-{round}")).await;
-        let b2 = insert_balancer(&s, account, &format!("nb-b-{round}")).await;
+        let b1 = balancer(&api, &format!("nb-a-{round}")).await;
+        let b2 = balancer(&api, &format!("nb-b-{round}")).await;
         let f = create_firewall(&api, &format!("one-nb-{round}"), json!({})).await;
         let tasks: Vec<_> = [b1, b2]
             .into_iter()
@@ -150,7 +149,7 @@ async fn concurrent_balancer_adds_keep_one_balancer_per_firewall_and_one_active_
         }
         assert_eq!(ok, 1, "round {round}: one balancer per firewall");
         // One balancer racing onto two enabled firewalls.
-        let b3 = insert_balancer(&s, account, &format!("nb-c-{round}")).await;
+        let b3 = balancer(&api, &format!("nb-c-{round}")).await;
         let g1 = create_firewall(&api, &format!("g1-{round}"), json!({})).await;
         let g2 = create_firewall(&api, &format!("g2-{round}"), json!({})).await;
         let tasks: Vec<_> = [g1, g2]

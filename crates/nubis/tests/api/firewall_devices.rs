@@ -1,10 +1,6 @@
 //! Firewall devices (issue 5; spec 2.8, 3.1, 4.9): adding, listing and removing devices, one
 //! active firewall per service, read_write on every device, live migration, `firewall_id` on
 //! instance create, instance delete, the firewalls of a service, and load-balancer devices.
-//!
-//! The NodeBalancers API is built on another branch: until it is merged, the tests that need a
-//! load balancer insert its row straight into the database ([`insert_balancer`]) with the
-//! columns of the schema contract (migration 0004).
 
 use nubis_model::firewall::{Action, FirewallRules};
 use serde_json::{Value, json};
@@ -30,28 +26,9 @@ async fn device_count(api: &Api, f: &Value) -> u64 {
     api.get(&format!("{}/devices", fw_path(f))).await.ok()["results"].as_u64().unwrap()
 }
 
-/// The account id of the user behind `api`.
-pub async fn account_of(s: &TestServer, api: &Api) -> i64 {
-    let username = api.get("/profile").await.ok()["username"].as_str().unwrap().to_string();
-    db_scalar(s, &format!("SELECT account_id FROM users WHERE username = '{username}'")).await
-}
-
-/// Inserts a load balancer row into the server's database and returns its id. A stand-in for
-/// `POST /v4/nodebalancers` until the NodeBalancers API is merged (then replace it with the
-/// API call).
-pub async fn insert_balancer(s: &TestServer, account_id: i64, label: &str) -> i64 {
-    let sql = "INSERT INTO nodebalancers (account_id, label, region, created, updated) \
-               VALUES ($1, $2, 'us-east', '2024-01-01T00:00:00', '2024-01-01T00:00:00') RETURNING id";
-    if let Some(path) = s.database.strip_prefix("sqlite://") {
-        let c = rusqlite::Connection::open(path).expect("open the test database");
-        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
-        return c.query_row(sql, rusqlite::params![account_id, label], |r| r.get::<_, i64>(0)).expect("insert");
-    }
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(&s.database).await.expect("connect to the test database");
-    let id: i64 = sqlx::query_scalar(sql).bind(account_id).bind(label).fetch_one(&mut conn).await.expect("insert");
-    let _ = conn.close().await;
-    id
+/// Creates a load balancer in us-east through the API and returns its id.
+pub async fn balancer(api: &Api, label: &str) -> i64 {
+    id(api.post("/nodebalancers", json!({"region": "us-east", "label": label})).await.ok())
 }
 
 /// A second handle on the server's database, for the store functions the data plane uses.
@@ -437,7 +414,7 @@ async fn balancer_devices_are_refused_for_unknown_other_or_second_balancers() {
         .await;
     r.expect_error(400, "devices.nodebalancers");
     let other = other_account(&s);
-    let theirs = insert_balancer(&s, account_of(&s, &other).await, "their-nb").await;
+    let theirs = balancer(&other, "their-nb").await;
     add_device(&api, &f, "nodebalancer", theirs).await.expect_error(400, "id");
     api.get(&format!("/nodebalancers/{theirs}/firewalls")).await.expect_error(404, "-");
     api.get("/nodebalancers/424242/firewalls").await.expect_error(404, "-");
@@ -449,9 +426,8 @@ async fn balancer_devices_are_refused_for_unknown_other_or_second_balancers() {
 async fn a_firewall_has_at_most_one_balancer_and_a_balancer_one_active_firewall() {
     let s = TestServer::start().await;
     let api = s.api();
-    let account = account_of(&s, &api).await;
-    let b1 = insert_balancer(&s, account, "nb-one").await;
-    let b2 = insert_balancer(&s, account, "nb-two").await;
+    let b1 = balancer(&api, "nb-one").await;
+    let b2 = balancer(&api, "nb-two").await;
     let f = create_firewall(&api, "nbfw", json!({"devices": {"nodebalancers": [b1]}})).await;
     let d = api.get(&format!("{}/devices", fw_path(&f))).await.ok()["data"][0].clone();
     assert_eq!(

@@ -1,0 +1,190 @@
+//! Configs of a balancer (one per port): list, get, create, update, delete, and rebuild (the
+//! config and its whole node list in one request).
+
+use nubis_model::Problems;
+use nubis_model::nodebalancer::NodeBalancerConfig;
+use nubis_model::{Error, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NodeFields};
+
+use super::validate::{self, ConfigRequest};
+use super::{config_entity, nb_event, node, view};
+use crate::auth::{Actor, Op};
+use crate::{App, retry};
+
+const PORT_TAKEN: &str = "Port is already used by another config of this NodeBalancer";
+
+/// Inserts a config and its nodes (events included); address problems of the nodes are added
+/// to `p` as `nodes[i].address`.
+pub(super) async fn insert_config(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    b: &BalancerRow,
+    fields: &ConfigFields,
+    nodes: &[NodeFields],
+    p: &mut Problems,
+) -> Result<ConfigRow> {
+    let c = tx
+        .nb_config_insert(b.id, b.account_id, fields, Timestamp::now())
+        .await
+        .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
+    tx.event_insert(&nb_event(actor, "nodebalancer_config_create", b, Some(config_entity(b, &c)))).await?;
+    for (i, n) in nodes.iter().enumerate() {
+        let mut np = Problems::new();
+        node::insert_node(tx, actor, b, &c, n, &mut np).await?;
+        p.extend_prefixed(&format!("nodes[{i}]"), np);
+    }
+    Ok(c)
+}
+
+impl App {
+    /// A config of a balancer the actor may use for `op`.
+    async fn own_config(&self, actor: &Actor, op: Op, nb_id: i64, id: i64) -> Result<(BalancerRow, ConfigRow)> {
+        let b = self.own_nodebalancer(actor, op, nb_id).await?;
+        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
+        let c = configs.iter().find(|c| c.id == id && c.nodebalancer_id == nb_id).cloned().ok_or(Error::NotFound)?;
+        Ok((b, c))
+    }
+
+    /// The record of a config with its nodes' health as stored now.
+    async fn config_view(&self, c: &ConfigRow) -> Result<NodeBalancerConfig> {
+        let nodes = self.store.nb_nodes_of_account(c.account_id).await?;
+        Ok(view::config(c, &nodes))
+    }
+
+    pub async fn nodebalancer_config_list(&self, actor: &Actor, nb_id: i64) -> Result<Vec<NodeBalancerConfig>> {
+        self.authorize(actor, Op::NodebalancerConfigList).await?;
+        self.own_nodebalancer(actor, Op::NodebalancerConfigList, nb_id).await?;
+        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
+        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
+        Ok(configs.iter().filter(|c| c.nodebalancer_id == nb_id).map(|c| view::config(c, &nodes)).collect())
+    }
+
+    pub async fn nodebalancer_config_get(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<NodeBalancerConfig> {
+        self.authorize(actor, Op::NodebalancerConfigGet).await?;
+        let (_, c) = self.own_config(actor, Op::NodebalancerConfigGet, nb_id, id).await?;
+        self.config_view(&c).await
+    }
+
+    /// Creates a config (and the nodes it names, if any); the balancer listens on its port.
+    pub async fn nodebalancer_config_create(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        input: ConfigRequest,
+    ) -> Result<NodeBalancerConfig> {
+        self.authorize(actor, Op::NodebalancerConfigCreate).await?;
+        self.own_nodebalancer(actor, Op::NodebalancerConfigCreate, nb_id).await?;
+        let mut p = Problems::new();
+        let fields = validate::resolve_config(&mut p, None, &input);
+        let nodes = input.nodes.as_deref().map(|n| node::resolve_new_nodes(&mut p, n)).unwrap_or_default();
+        p.finish()?;
+        let (fields, nodes) = (&fields, &nodes);
+        let c = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let mut p = Problems::new();
+            let c = insert_config(&mut tx, actor, &b, fields, nodes, &mut p).await?;
+            p.finish()?;
+            tx.commit().await?;
+            Ok(c)
+        })
+        .await?;
+        self.balancers_changed();
+        self.config_view(&c).await
+    }
+
+    /// Updates the fields a request names; the others keep their values. Changing the port or
+    /// the protocol moves the listener.
+    pub async fn nodebalancer_config_update(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        id: i64,
+        input: ConfigRequest,
+    ) -> Result<NodeBalancerConfig> {
+        self.authorize(actor, Op::NodebalancerConfigUpdate).await?;
+        self.own_config(actor, Op::NodebalancerConfigUpdate, nb_id, id).await?;
+        if input.nodes.is_some() {
+            return Err(Error::invalid(
+                "nodes",
+                "Nodes are changed through the rebuild operation or the nodes endpoints",
+            ));
+        }
+        let input = &input;
+        let c = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+            let mut p = Problems::new();
+            let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
+            p.finish()?;
+            let c = tx
+                .nb_config_update(nb_id, id, &fields, Timestamp::now())
+                .await
+                .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c)))).await?;
+            tx.commit().await?;
+            Ok(c)
+        })
+        .await?;
+        self.balancers_changed();
+        self.config_view(&c).await
+    }
+
+    /// Deletes a config and its nodes; the balancer stops listening on its port.
+    pub async fn nodebalancer_config_delete(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<()> {
+        self.authorize(actor, Op::NodebalancerConfigDelete).await?;
+        self.own_config(actor, Op::NodebalancerConfigDelete, nb_id, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let c = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_config_delete", &b, Some(config_entity(&b, &c)))).await?;
+            tx.nb_config_delete(id).await?;
+            tx.commit().await
+        })
+        .await?;
+        self.balancers_changed();
+        Ok(())
+    }
+
+    /// Rebuild: updates the config's fields like an update, and makes its nodes exactly those
+    /// of the request (nodes with an `id` are updated, nodes without one are created, current
+    /// nodes left out are deleted), in one transaction.
+    pub async fn nodebalancer_config_rebuild(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        id: i64,
+        input: ConfigRequest,
+    ) -> Result<NodeBalancerConfig> {
+        self.authorize(actor, Op::NodebalancerConfigRebuild).await?;
+        self.own_config(actor, Op::NodebalancerConfigRebuild, nb_id, id).await?;
+        if input.nodes.is_none() {
+            return Err(Error::invalid("nodes", "Nodes are required"));
+        }
+        let input = &input;
+        let c = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+            let mut p = Problems::new();
+            let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
+            let existing = tx.nb_nodes_of_config(id).await?;
+            let plan = node::plan_rebuild(&mut p, &existing, input.nodes.as_deref().unwrap_or_default());
+            p.finish()?;
+            let c = tx
+                .nb_config_update(nb_id, id, &fields, Timestamp::now())
+                .await
+                .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c)))).await?;
+            node::apply_rebuild(&mut tx, actor, &b, &c, &existing, plan).await?;
+            tx.commit().await?;
+            Ok(c)
+        })
+        .await?;
+        self.balancers_changed();
+        self.config_view(&c).await
+    }
+}

@@ -1,0 +1,244 @@
+//! The application's side of the data plane: it publishes the desired state of every balancer
+//! (built from the store) on a `watch` channel after every change and periodically (so changes
+//! made by another API replica take effect), and records what the data plane observes: node
+//! health into the nodes' `status` (so every replica sees it), traffic into per-balancer
+//! counters per 5-minute period (`transfer`, stats).
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nubis_model::balancer::{
+    Algorithm, BalancerSpec, CheckKind, CipherSuite, ConfigSpec, DesiredState, HealthCheck, NodeMode, NodeSpec,
+    NodeStatus, Observation, Protocol, ProxyProtocol, Stickiness, TlsMaterial,
+};
+use nubis_model::{Result, Timestamp};
+use nubis_store::nodebalancers::{BalancerRow, ConfigRow, NodeRow};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::firewall::{CompiledCache, firewall_rules_of_balancers};
+use super::view::bucket_of;
+use crate::{App, retry};
+
+/// The channel the desired state is published on.
+pub struct Publisher {
+    tx: watch::Sender<Arc<DesiredState>>,
+    kick: Notify,
+    version: AtomicU64,
+    pub(super) compiled: CompiledCache,
+}
+
+impl Default for Publisher {
+    fn default() -> Self {
+        Publisher {
+            tx: watch::channel(Arc::new(DesiredState::default())).0,
+            kick: Notify::new(),
+            version: 0.into(),
+            compiled: CompiledCache::default(),
+        }
+    }
+}
+
+/// The desired state of every balancer, from stored rows. Balancers without a config are
+/// absent only from listening, not from the state (the data plane has nothing to run for them).
+fn build(
+    balancers: &[BalancerRow],
+    configs: &[ConfigRow],
+    nodes: &[NodeRow],
+    firewalls: &HashMap<i64, Arc<nubis_model::firewall::CompiledRules>>,
+    version: u64,
+) -> DesiredState {
+    let mut nodes_by: HashMap<i64, Vec<NodeSpec>> = HashMap::new();
+    for n in nodes {
+        nodes_by.entry(n.config_id).or_default().push(NodeSpec {
+            id: n.id,
+            address: SocketAddrV4::new(Ipv4Addr::from(n.f.v4), n.f.port as u16),
+            weight: n.f.weight.clamp(1, 255) as u8,
+            mode: NodeMode::parse(&n.f.mode).unwrap_or(NodeMode::Accept),
+        });
+    }
+    let mut configs_by: HashMap<i64, Vec<ConfigSpec>> = HashMap::new();
+    for c in configs {
+        let f = &c.f;
+        let protocol = Protocol::parse(&f.protocol).unwrap_or(Protocol::Http);
+        let tls = match (protocol, &f.ssl_cert, &f.ssl_key) {
+            (Protocol::Https, Some(cert), Some(key)) => {
+                Some(TlsMaterial { cert_pem: cert.clone(), key_pem: key.clone() })
+            }
+            _ => None,
+        };
+        configs_by.entry(c.nodebalancer_id).or_default().push(ConfigSpec {
+            id: c.id,
+            port: f.port as u16,
+            protocol,
+            algorithm: Algorithm::parse(&f.algorithm).unwrap_or(Algorithm::Roundrobin),
+            stickiness: Stickiness::parse(&f.stickiness).unwrap_or(Stickiness::None),
+            check: HealthCheck {
+                kind: CheckKind::parse(&f.check).unwrap_or(CheckKind::None),
+                interval_secs: f.check_interval as u32,
+                timeout_secs: f.check_timeout as u32,
+                attempts: f.check_attempts as u32,
+                path: f.check_path.clone(),
+                body: f.check_body.clone(),
+                passive: f.check_passive,
+            },
+            proxy_protocol: ProxyProtocol::parse(&f.proxy_protocol).unwrap_or(ProxyProtocol::None),
+            cipher_suite: CipherSuite::parse(&f.cipher_suite).unwrap_or(CipherSuite::Recommended),
+            tls,
+            nodes: nodes_by.remove(&c.id).unwrap_or_default(),
+        });
+    }
+    let balancers = balancers
+        .iter()
+        .map(|b| {
+            Arc::new(BalancerSpec {
+                id: b.id,
+                ipv4: Ipv4Addr::from(b.v4),
+                client_conn_throttle: b.client_conn_throttle.max(0) as u32,
+                configs: configs_by.remove(&b.id).unwrap_or_default(),
+                firewall: firewalls.get(&b.id).cloned(),
+            })
+        })
+        .collect();
+    DesiredState { version, balancers }
+}
+
+/// True when two states would run the same listeners (versions aside).
+fn same(a: &DesiredState, b: &DesiredState) -> bool {
+    a.balancers.len() == b.balancers.len()
+        && a.balancers.iter().zip(&b.balancers).all(|(x, y)| {
+            x.id == y.id
+                && x.ipv4 == y.ipv4
+                && x.client_conn_throttle == y.client_conn_throttle
+                && x.configs == y.configs
+                && match (&x.firewall, &y.firewall) {
+                    (None, None) => true,
+                    (Some(p), Some(q)) => Arc::ptr_eq(p, q),
+                    _ => false,
+                }
+        })
+}
+
+impl App {
+    /// Signals that balancers, configs or nodes changed: the publisher reloads the state.
+    pub(crate) fn balancers_changed(&self) {
+        self.balancer_publisher.kick.notify_one();
+    }
+
+    /// A receiver of the desired state (what the data plane runs).
+    pub fn balancer_state(&self) -> watch::Receiver<Arc<DesiredState>> {
+        self.balancer_publisher.tx.subscribe()
+    }
+
+    /// Loads the desired state from the store and publishes it when it differs from the last.
+    pub async fn publish_balancers(&self) -> Result<()> {
+        let (b, c, n) = self.store.nodebalancers_everything().await?;
+        let firewalls = firewall_rules_of_balancers(self).await?;
+        let p = &self.balancer_publisher;
+        let next = build(&b, &c, &n, &firewalls, p.version.load(Ordering::Relaxed) + 1);
+        if same(&p.tx.borrow(), &next) {
+            return Ok(());
+        }
+        p.version.store(next.version, Ordering::Relaxed);
+        tracing::debug!(version = next.version, balancers = next.balancers.len(), "balancer state published");
+        p.tx.send_replace(Arc::new(next));
+        Ok(())
+    }
+
+    /// Publishes the desired state now, after every change, and every `every` (changes made by
+    /// another replica). Runs until aborted.
+    pub fn spawn_balancer_publisher(&self, every: Duration) -> JoinHandle<()> {
+        let app = self.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = app.publish_balancers().await {
+                    tracing::warn!(error = %e, "loading the balancers' desired state failed; retrying");
+                }
+                tokio::select! {
+                    _ = app.balancer_publisher.kick.notified() => {}
+                    _ = tokio::time::sleep(every) => {}
+                }
+            }
+        })
+    }
+
+    /// Records what the data plane observes until `observations` closes or `stop` fires (then
+    /// what is queued is drained and written). Node health is written at once; traffic is summed
+    /// per balancer and written every second.
+    pub fn spawn_observation_recorder(
+        &self,
+        mut observations: mpsc::Receiver<Observation>,
+        mut stop: oneshot::Receiver<()>,
+    ) -> JoinHandle<()> {
+        let app = self.clone();
+        tokio::spawn(async move {
+            let mut traffic: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    o = observations.recv() => match o {
+                        Some(o) => app.observe(o, &mut traffic).await,
+                        None => break,
+                    },
+                    _ = tick.tick() => app.flush_traffic(&mut traffic).await,
+                    _ = &mut stop => {
+                        while let Ok(o) = observations.try_recv() {
+                            app.observe(o, &mut traffic).await;
+                        }
+                        break;
+                    }
+                }
+            }
+            app.flush_traffic(&mut traffic).await;
+        })
+    }
+
+    async fn observe(&self, o: Observation, traffic: &mut HashMap<i64, (i64, i64, i64)>) {
+        match o {
+            Observation::NodeHealth { config_id, node_id, status, .. } => {
+                if let Err(e) = self.record_node_status(config_id, node_id, status).await {
+                    tracing::warn!(node = node_id, error = %e, "recording a node's health failed");
+                }
+            }
+            Observation::Traffic { balancer_id, connections, bytes_in, bytes_out, .. } => {
+                let t = traffic.entry(balancer_id).or_default();
+                t.0 += connections as i64;
+                t.1 += bytes_in as i64;
+                t.2 += bytes_out as i64;
+            }
+        }
+    }
+
+    async fn record_node_status(&self, config_id: i64, node_id: i64, status: NodeStatus) -> Result<()> {
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.nb_node_set_status(config_id, node_id, status.name()).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    async fn flush_traffic(&self, traffic: &mut HashMap<i64, (i64, i64, i64)>) {
+        if traffic.is_empty() {
+            return;
+        }
+        let bucket = bucket_of(Timestamp::now().unix());
+        let batch: Vec<(i64, (i64, i64, i64))> = traffic.drain().collect();
+        let batch = &batch;
+        let r = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            for (id, (c, i, o)) in batch {
+                tx.nb_traffic_add(*id, bucket, *c, *i, *o).await?;
+            }
+            tx.commit().await
+        })
+        .await;
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "recording balancer traffic failed");
+        }
+    }
+}

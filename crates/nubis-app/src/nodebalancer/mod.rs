@@ -1,0 +1,325 @@
+//! Load balancers (NodeBalancers; spec section 1, 3.3; reference `/nodebalancers`): the balancer
+//! records and their addresses. Configs are in [`config`], nodes in [`node`], certificate checks
+//! in [`tls`], the desired state published to the data plane and what it observes in
+//! [`dataplane`], the hooks for balancer firewalls in [`firewall`].
+
+mod config;
+pub mod dataplane;
+mod firewall;
+mod node;
+mod tls;
+mod validate;
+mod view;
+
+use std::collections::HashMap;
+use std::net::Ipv6Addr;
+use std::sync::Arc;
+
+use nubis_ipam::Ipv4Pool;
+use nubis_model::catalog::capability;
+use nubis_model::event::{EventEntity, NewEvent};
+use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::nodebalancer::{NodeBalancer, NodeBalancerStats};
+use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NewBalancer, NodeFields, NodeRow};
+
+pub use validate::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};
+
+use crate::auth::{Actor, Op};
+use crate::catalog::RegionInfo;
+use crate::events::event;
+use crate::{App, retry};
+
+const LABEL_TAKEN: &str = "Label must be unique among your NodeBalancers";
+
+pub(crate) fn nb_entity(b: &BalancerRow) -> EventEntity {
+    EventEntity::new("nodebalancer", b.id, &b.label, format!("/v4/nodebalancers/{}", b.id))
+}
+
+fn config_entity(b: &BalancerRow, c: &ConfigRow) -> EventEntity {
+    EventEntity::new(
+        "nodebalancer_config",
+        c.id,
+        c.f.port.to_string(),
+        format!("/v4/nodebalancers/{}/configs/{}", b.id, c.id),
+    )
+}
+
+fn node_entity(b: &BalancerRow, n: &NodeRow) -> EventEntity {
+    EventEntity::new(
+        "nodebalancer_node",
+        n.id,
+        &n.f.label,
+        format!("/v4/nodebalancers/{}/configs/{}/nodes/{}", b.id, n.config_id, n.id),
+    )
+}
+
+/// An event about a balancer (and something below it).
+fn nb_event(actor: &Actor, action: &'static str, b: &BalancerRow, secondary: Option<EventEntity>) -> NewEvent {
+    let mut e = event(actor, action, nb_entity(b)).visible_with(GrantKind::Nodebalancer, b.id);
+    if let Some(s) = secondary {
+        e = e.secondary(s);
+    }
+    e.build()
+}
+
+fn generated_label() -> String {
+    use rand::RngExt;
+    format!("nodebalancer-{}", hex::encode(rand::rng().random::<[u8; 5]>()))
+}
+
+/// The balancer's IPv6 address: in the region's pool, with an interface id that no SLAAC
+/// address can have (EUI-64 ids carry `ff:fe` in their middle) and that is unique because the
+/// IPv4 address is: `<pool>::6e62:0:<ipv4 as two groups>`.
+fn ipv6_of(region: &RegionInfo, v4: u32) -> Ipv6Addr {
+    let base = u128::from(region.ipv6_pool.network());
+    Ipv6Addr::from(base | (0x6e62u128 << 48) | u128::from(v4))
+}
+
+/// A create request that passed every check that does not need the database.
+struct ValidCreate {
+    label: Option<String>,
+    region: RegionInfo,
+    throttle: i64,
+    tags: Vec<String>,
+    configs: Vec<(ConfigFields, Vec<NodeFields>)>,
+}
+
+impl App {
+    /// A balancer of the actor's account the actor may use for `op` (404 otherwise, 403 when
+    /// the grant is read_only and the operation writes).
+    pub(crate) async fn own_nodebalancer(&self, actor: &Actor, op: Op, id: i64) -> Result<BalancerRow> {
+        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
+        let b = all.iter().find(|b| b.id == id).cloned().ok_or(Error::NotFound)?;
+        self.authorize_entity(actor, op, id).await?;
+        Ok(b)
+    }
+
+    async fn nb_transfer(&self, account_id: i64) -> Result<Arc<HashMap<i64, (i64, i64)>>> {
+        self.store.nb_transfer_of_account(account_id, view::month_start()).await
+    }
+
+    pub(crate) async fn nodebalancer_view(&self, b: &BalancerRow) -> Result<NodeBalancer> {
+        Ok(view::balancer(b, &*self.nb_transfer(b.account_id).await?))
+    }
+
+    pub async fn nodebalancer_list(&self, actor: &Actor) -> Result<Vec<NodeBalancer>> {
+        self.authorize(actor, Op::NodebalancerList).await?;
+        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
+        let visible = self.visible(actor, GrantKind::Nodebalancer, all.to_vec(), |b| b.id).await?;
+        let transfer = self.nb_transfer(actor.account_id).await?;
+        Ok(visible.iter().map(|b| view::balancer(b, &transfer)).collect())
+    }
+
+    pub async fn nodebalancer_get(&self, actor: &Actor, id: i64) -> Result<NodeBalancer> {
+        self.authorize(actor, Op::NodebalancerGet).await?;
+        let b = self.own_nodebalancer(actor, Op::NodebalancerGet, id).await?;
+        self.nodebalancer_view(&b).await
+    }
+
+    async fn check_nodebalancer_create(&self, actor: &Actor, input: &NodeBalancerCreate) -> Result<ValidCreate> {
+        let mut p = Problems::new();
+        let region = match input.region.as_deref() {
+            None => {
+                p.add("region", "Region is required");
+                None
+            }
+            Some(r) => match self.catalog.region(r) {
+                None => {
+                    p.add("region", "Region not found");
+                    None
+                }
+                Some(info) if !info.has(capability::NODEBALANCERS) => {
+                    p.add("region", "NodeBalancers are not available in this region");
+                    None
+                }
+                Some(info) => Some(info.clone()),
+            },
+        };
+        if let Some(l) = &input.label {
+            validate::check_label(&mut p, "label", l);
+        }
+        let throttle = input.client_conn_throttle.unwrap_or(0);
+        validate::check_throttle(&mut p, throttle);
+        validate::check_tags(&mut p, input.tags.as_deref().unwrap_or_default());
+        let mut configs = Vec::new();
+        for (i, c) in input.configs.iter().flatten().enumerate() {
+            let mut cp = Problems::new();
+            let fields = validate::resolve_config(&mut cp, None, c);
+            if configs.iter().any(|(f, _): &(ConfigFields, _)| f.port == fields.port) {
+                cp.add("port", "Port must be unique among the balancer's configs");
+            }
+            let nodes = match &c.nodes {
+                None => {
+                    cp.add("nodes", "Each config needs at least one node");
+                    Vec::new()
+                }
+                Some(n) if n.is_empty() => {
+                    cp.add("nodes", "Each config needs at least one node");
+                    Vec::new()
+                }
+                Some(n) => node::resolve_new_nodes(&mut cp, n),
+            };
+            p.extend_prefixed(&format!("configs[{i}]"), cp);
+            configs.push((fields, nodes));
+        }
+        if let Some(f) = input.firewall_id {
+            self.check_firewall_for_new_service(actor, &mut p, f, "firewall_id").await?;
+        }
+        p.finish()?;
+        Ok(ValidCreate {
+            label: input.label.clone(),
+            region: region.ok_or_else(|| Error::internal("region passed its checks without a value"))?,
+            throttle,
+            tags: input.tags.clone().unwrap_or_default(),
+            configs,
+        })
+    }
+
+    /// Creates a balancer (with its configs and nodes, all or nothing) on the lowest free
+    /// address of its region's pool. A restricted creator gets read_write on it.
+    pub async fn nodebalancer_create(&self, actor: &Actor, input: NodeBalancerCreate) -> Result<NodeBalancer> {
+        self.authorize(actor, Op::NodebalancerCreate).await?;
+        let valid = self.check_nodebalancer_create(actor, &input).await?;
+        let (valid, firewall_id) = (&valid, input.firewall_id);
+        let b = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = insert_balancer(&mut tx, actor, valid).await?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
+            if let Some(fw) = firewall_id {
+                firewall::attach_at_create(&mut tx, actor, &b, fw).await?;
+            }
+            let mut p = Problems::new();
+            for (i, (fields, nodes)) in valid.configs.iter().enumerate() {
+                let mut cp = Problems::new();
+                config::insert_config(&mut tx, actor, &b, fields, nodes, &mut cp).await?;
+                p.extend_prefixed(&format!("configs[{i}]"), cp);
+            }
+            p.finish()?;
+            if actor.restricted {
+                tx.grant_set(actor.user_id, GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite)).await?;
+            }
+            tx.commit().await?;
+            Ok(b)
+        })
+        .await?;
+        self.balancers_changed();
+        self.nodebalancer_view(&b).await
+    }
+
+    pub async fn nodebalancer_update(&self, actor: &Actor, id: i64, input: NodeBalancerUpdate) -> Result<NodeBalancer> {
+        self.authorize(actor, Op::NodebalancerUpdate).await?;
+        self.own_nodebalancer(actor, Op::NodebalancerUpdate, id).await?;
+        let mut p = Problems::new();
+        if let Some(l) = &input.label {
+            validate::check_label(&mut p, "label", l);
+        }
+        if let Some(t) = input.client_conn_throttle {
+            validate::check_throttle(&mut p, t);
+        }
+        if let Some(t) = &input.tags {
+            validate::check_tags(&mut p, t);
+        }
+        p.finish()?;
+        let input = &input;
+        let b = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let cur = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let b = tx
+                .nodebalancer_update(
+                    id,
+                    input.label.as_deref().unwrap_or(&cur.label),
+                    input.client_conn_throttle.unwrap_or(cur.client_conn_throttle),
+                    input.tags.as_deref().unwrap_or(&cur.tags),
+                    Timestamp::now(),
+                )
+                .await
+                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_update", &b, None)).await?;
+            tx.commit().await?;
+            Ok(b)
+        })
+        .await?;
+        self.balancers_changed();
+        self.nodebalancer_view(&b).await
+    }
+
+    /// Deletes a balancer with its configs and nodes; its listeners stop.
+    pub async fn nodebalancer_delete(&self, actor: &Actor, id: i64) -> Result<()> {
+        self.authorize(actor, Op::NodebalancerDelete).await?;
+        self.own_nodebalancer(actor, Op::NodebalancerDelete, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
+            tx.nodebalancer_delete(id).await?;
+            tx.grants_delete_entity(GrantKind::Nodebalancer, id).await?;
+            tx.commit().await
+        })
+        .await?;
+        self.balancers_changed();
+        Ok(())
+    }
+
+    /// `GET .../stats`: connections and traffic of the last day in 5-minute periods.
+    pub async fn nodebalancer_stats(&self, actor: &Actor, id: i64) -> Result<NodeBalancerStats> {
+        self.authorize(actor, Op::NodebalancerStats).await?;
+        let b = self.own_nodebalancer(actor, Op::NodebalancerStats, id).await?;
+        let now = Timestamp::now().unix();
+        let samples = self.store.nb_traffic_since(id, view::stats_since(now)).await?;
+        Ok(view::stats(&b, &samples, now))
+    }
+
+    /// `GET /v4/compute/instances/{id}/nodebalancers`: the balancers (that the actor may read)
+    /// with a node on one of the instance's private addresses.
+    pub(crate) async fn nodebalancers_of_instance(&self, actor: &Actor, instance_id: i64) -> Result<Vec<NodeBalancer>> {
+        let ids = self.store.nb_ids_of_instance(instance_id).await?;
+        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
+        let mine: Vec<BalancerRow> = all.iter().filter(|b| ids.contains(&b.id)).cloned().collect();
+        let visible = self.visible(actor, GrantKind::Nodebalancer, mine, |b| b.id).await?;
+        let transfer = self.nb_transfer(actor.account_id).await?;
+        Ok(visible.iter().map(|b| view::balancer(b, &transfer)).collect())
+    }
+}
+
+/// Inserts the balancer row on the lowest free address of the region's pool (instances' and
+/// balancers' addresses are both read inside this transaction). A generated label meeting an
+/// existing one is generated again; an address taken concurrently starts the transaction over.
+async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Result<BalancerRow> {
+    let pool = Ipv4Pool::public(v.region.public_ipv4, v.region.public_prefix)
+        .map_err(|e| Error::internal(format!("region {}: {e}", v.region.view.id)))?;
+    let net = pool.net();
+    let taken = tx.ipv4_taken(u32::from(net.network()), u32::from(net.broadcast())).await?;
+    let a = pool.first_free(&taken).ok_or_else(|| {
+        Error::invalid("region", format!("No public IPv4 addresses are left in region {}", v.region.view.id))
+    })?;
+    let label = match &v.label {
+        Some(l) => l.clone(),
+        None => {
+            let mut l = generated_label();
+            while tx.nodebalancer_label_taken(actor.account_id, &l).await? {
+                l = generated_label();
+            }
+            l
+        }
+    };
+    let ipv6 = ipv6_of(&v.region, u32::from(a)).to_string();
+    let n = NewBalancer {
+        account_id: actor.account_id,
+        label: &label,
+        region: &v.region.view.id,
+        ipv4: &a.to_string(),
+        v4: u32::from(a),
+        ipv6: Some(&ipv6),
+        client_conn_throttle: v.throttle,
+        tags: &v.tags,
+        created: Timestamp::now(),
+    };
+    match tx.nodebalancer_insert(&n).await {
+        Ok(b) => Ok(b),
+        Err(Error::Unique(m)) if m.contains("label") => Err(Error::invalid("label", LABEL_TAKEN)),
+        Err(Error::Unique(_)) => Err(Error::Retry),
+        Err(e) => Err(e),
+    }
+}

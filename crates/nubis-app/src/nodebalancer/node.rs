@@ -1,0 +1,289 @@
+//! Nodes (back ends) of a config: list, get, create (also in the walkthrough's form
+//! `POST .../configs/{config_id}`), update, delete, and the node part of a rebuild. A node's
+//! address must be a private IPv4 address of an instance of the account in the balancer's
+//! region, checked inside the write transaction.
+
+use nubis_model::nodebalancer::NodeBalancerNode;
+use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::Tx;
+use nubis_store::ips::IpKind;
+use nubis_store::nodebalancers::{BalancerRow, ConfigRow, NodeFields, NodeRow};
+
+use super::validate::{self, NodeRequest};
+use super::{nb_event, node_entity, view};
+use crate::auth::{Actor, Op};
+use crate::{App, retry};
+
+const LABEL_TAKEN: &str = "Label must be unique among the config's nodes";
+
+/// Checks new nodes of one request (fields relative to the list: `[1].label`), including that
+/// their labels differ.
+pub(super) fn resolve_new_nodes(p: &mut Problems, reqs: &[NodeRequest]) -> Vec<NodeFields> {
+    let mut out: Vec<NodeFields> = Vec::new();
+    for (i, r) in reqs.iter().enumerate() {
+        let mut np = Problems::new();
+        if let Some(f) = validate::resolve_node(&mut np, None, r) {
+            if out.iter().any(|o| o.label == f.label) {
+                np.add("label", LABEL_TAKEN);
+            }
+            out.push(f);
+        }
+        p.extend_prefixed(&format!("nodes[{i}]"), np);
+    }
+    out
+}
+
+/// Why `address` may not be a node of `b` (inside the transaction), if it may not.
+async fn address_problem(tx: &mut Tx<'_>, b: &BalancerRow, f: &NodeFields) -> Result<Option<String>> {
+    let ip = std::net::Ipv4Addr::from(f.v4).to_string();
+    let row = tx.ip_get(b.account_id, &ip).await?;
+    let ok = row.is_some_and(|r| r.kind == IpKind::Ipv4 && !r.public && r.region == b.region);
+    Ok((!ok).then(|| format!("Must be a private IPv4 address of one of your instances in region {}", b.region)))
+}
+
+/// Inserts a node (and its event) after checking its address; problems go to `p`.
+pub(super) async fn insert_node(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    b: &BalancerRow,
+    c: &ConfigRow,
+    f: &NodeFields,
+    p: &mut Problems,
+) -> Result<Option<NodeRow>> {
+    if let Some(reason) = address_problem(tx, b, f).await? {
+        p.add("address", reason);
+        return Ok(None);
+    }
+    let n = match tx.nb_node_insert(c.id, b.id, b.account_id, f, Timestamp::now()).await {
+        Ok(n) => n,
+        Err(Error::Unique(_)) => {
+            p.add("label", LABEL_TAKEN);
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    tx.event_insert(&nb_event(actor, "nodebalancer_node_create", b, Some(node_entity(b, &n)))).await?;
+    Ok(Some(n))
+}
+
+/// What a rebuild does to the nodes.
+pub(super) struct RebuildPlan {
+    update: Vec<(usize, i64, NodeFields)>,
+    create: Vec<(usize, NodeFields)>,
+    delete: Vec<i64>,
+}
+
+/// Checks the node list of a rebuild against the config's current nodes.
+pub(super) fn plan_rebuild(p: &mut Problems, existing: &[NodeRow], reqs: &[NodeRequest]) -> RebuildPlan {
+    let mut plan = RebuildPlan { update: Vec::new(), create: Vec::new(), delete: Vec::new() };
+    let mut labels: Vec<String> = Vec::new();
+    let mut kept: Vec<i64> = Vec::new();
+    for (i, r) in reqs.iter().enumerate() {
+        let mut np = Problems::new();
+        let current = match r.id {
+            Some(id) => match existing.iter().find(|n| n.id == id) {
+                Some(n) if kept.contains(&id) => {
+                    np.add("id", "The same node appears twice");
+                    Some(n)
+                }
+                Some(n) => {
+                    kept.push(id);
+                    Some(n)
+                }
+                None => {
+                    np.add("id", "No such node in this config");
+                    None
+                }
+            },
+            None => None,
+        };
+        let resolved = validate::resolve_node(&mut np, current.map(|n| &n.f), r);
+        if let Some(f) = resolved {
+            if labels.contains(&f.label) {
+                np.add("label", LABEL_TAKEN);
+            }
+            labels.push(f.label.clone());
+            match current {
+                Some(n) => plan.update.push((i, n.id, f)),
+                None if r.id.is_none() => plan.create.push((i, f)),
+                None => {}
+            }
+        }
+        p.extend_prefixed(&format!("nodes[{i}]"), np);
+    }
+    plan.delete = existing.iter().filter(|n| !kept.contains(&n.id)).map(|n| n.id).collect();
+    plan
+}
+
+/// Carries out a checked rebuild plan (deletes, then updates, then creates), with events.
+pub(super) async fn apply_rebuild(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    b: &BalancerRow,
+    c: &ConfigRow,
+    existing: &[NodeRow],
+    plan: RebuildPlan,
+) -> Result<()> {
+    for id in &plan.delete {
+        if let Some(n) = existing.iter().find(|n| n.id == *id) {
+            tx.nb_node_delete(*id).await?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", b, Some(node_entity(b, n)))).await?;
+        }
+    }
+    let mut p = Problems::new();
+    for (i, id, f) in &plan.update {
+        let old = existing.iter().find(|n| n.id == *id);
+        if old.is_none_or(|o| o.f.v4 != f.v4)
+            && let Some(reason) = address_problem(tx, b, f).await?
+        {
+            p.add(format!("nodes[{i}].address"), reason);
+            continue;
+        }
+        match tx.nb_node_update(*id, f, Timestamp::now()).await {
+            Ok(n) => {
+                if old.is_none_or(|o| o.f != n.f) {
+                    tx.event_insert(&nb_event(actor, "nodebalancer_node_update", b, Some(node_entity(b, &n)))).await?;
+                }
+            }
+            Err(Error::Unique(_)) => p.add(format!("nodes[{i}].label"), LABEL_TAKEN),
+            Err(e) => return Err(e),
+        }
+    }
+    for (i, f) in &plan.create {
+        let mut np = Problems::new();
+        insert_node(tx, actor, b, c, f, &mut np).await?;
+        p.extend_prefixed(&format!("nodes[{i}]"), np);
+    }
+    p.finish()
+}
+
+impl App {
+    /// A node of a config of a balancer the actor may use for `op`.
+    async fn own_node(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64, id: i64) -> Result<NodeRow> {
+        self.own_nodebalancer(actor, op, nb_id).await?;
+        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
+        nodes
+            .iter()
+            .find(|n| n.id == id && n.config_id == config_id && n.nodebalancer_id == nb_id)
+            .cloned()
+            .ok_or(Error::NotFound)
+    }
+
+    async fn own_config_id(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64) -> Result<()> {
+        self.own_nodebalancer(actor, op, nb_id).await?;
+        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
+        configs.iter().find(|c| c.id == config_id && c.nodebalancer_id == nb_id).ok_or(Error::NotFound)?;
+        Ok(())
+    }
+
+    pub async fn nodebalancer_node_list(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        config_id: i64,
+    ) -> Result<Vec<NodeBalancerNode>> {
+        self.authorize(actor, Op::NodebalancerNodeList).await?;
+        self.own_config_id(actor, Op::NodebalancerNodeList, nb_id, config_id).await?;
+        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
+        Ok(nodes.iter().filter(|n| n.config_id == config_id).map(view::node).collect())
+    }
+
+    pub async fn nodebalancer_node_get(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        config_id: i64,
+        id: i64,
+    ) -> Result<NodeBalancerNode> {
+        self.authorize(actor, Op::NodebalancerNodeGet).await?;
+        let n = self.own_node(actor, Op::NodebalancerNodeGet, nb_id, config_id, id).await?;
+        Ok(view::node(&n))
+    }
+
+    /// Creates a node (`op` is the operation the request came through: the nodes endpoint or
+    /// the walkthrough's form on the config).
+    pub async fn nodebalancer_node_create(
+        &self,
+        actor: &Actor,
+        op: Op,
+        nb_id: i64,
+        config_id: i64,
+        input: NodeRequest,
+    ) -> Result<NodeBalancerNode> {
+        self.authorize(actor, op).await?;
+        self.own_config_id(actor, op, nb_id, config_id).await?;
+        let mut p = Problems::new();
+        p.check(input.id.is_none(), "id", "A new node's id is given by the server");
+        let f = validate::resolve_node(&mut p, None, &input);
+        p.finish()?;
+        let f = &f.ok_or_else(|| Error::internal("node passed its checks without a value"))?;
+        let n = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+            let mut p = Problems::new();
+            let n = insert_node(&mut tx, actor, &b, &c, f, &mut p).await?;
+            p.finish()?;
+            let n = n.ok_or_else(|| Error::internal("node insert without a node"))?;
+            tx.commit().await?;
+            Ok(n)
+        })
+        .await?;
+        self.balancers_changed();
+        Ok(view::node(&n))
+    }
+
+    pub async fn nodebalancer_node_update(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        config_id: i64,
+        id: i64,
+        input: NodeRequest,
+    ) -> Result<NodeBalancerNode> {
+        self.authorize(actor, Op::NodebalancerNodeUpdate).await?;
+        self.own_node(actor, Op::NodebalancerNodeUpdate, nb_id, config_id, id).await?;
+        let input = &input;
+        let n = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+            let existing = tx.nb_nodes_of_config(config_id).await?;
+            let cur = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
+            let mut p = Problems::new();
+            let f = validate::resolve_node(&mut p, Some(&cur.f), input);
+            p.finish()?;
+            let f = f.ok_or_else(|| Error::internal("node passed its checks without a value"))?;
+            if f.v4 != cur.f.v4
+                && let Some(reason) = address_problem(&mut tx, &b, &f).await?
+            {
+                return Err(Error::invalid("address", reason));
+            }
+            let n = tx.nb_node_update(id, &f, Timestamp::now()).await.map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_node_update", &b, Some(node_entity(&b, &n)))).await?;
+            tx.commit().await?;
+            Ok(n)
+        })
+        .await?;
+        self.balancers_changed();
+        Ok(view::node(&n))
+    }
+
+    pub async fn nodebalancer_node_delete(&self, actor: &Actor, nb_id: i64, config_id: i64, id: i64) -> Result<()> {
+        self.authorize(actor, Op::NodebalancerNodeDelete).await?;
+        self.own_node(actor, Op::NodebalancerNodeDelete, nb_id, config_id, id).await?;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+            let existing = tx.nb_nodes_of_config(config_id).await?;
+            let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
+            tx.nb_node_delete(id).await?;
+            tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", &b, Some(node_entity(&b, n)))).await?;
+            tx.commit().await
+        })
+        .await?;
+        self.balancers_changed();
+        Ok(())
+    }
+}
