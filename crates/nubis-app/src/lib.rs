@@ -18,6 +18,7 @@ pub mod nodebalancer;
 pub mod profile;
 pub mod runtime;
 pub mod tokens;
+mod transfer;
 pub mod users;
 pub mod vlan;
 pub mod vpc;

@@ -183,3 +183,25 @@ pub struct Credential {
     pub account_id: i64,
     pub account_parent_id: Option<i64>,
 }
+
+/// `GET /v4/account/transfer`: the account's network transfer this month, in whole gigabytes.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AccountTransfer {
+    /// What is used beyond the quota.
+    pub billable: i64,
+    /// The transfer the account's instances bring this month (their types' `transfer`).
+    pub quota: i64,
+    /// Outbound transfer so far this month (a started gigabyte counts).
+    pub used: i64,
+    /// Regions with a quota of their own; none in nubis (every region shares the pool).
+    pub region_transfers: Vec<RegionTransfer>,
+}
+
+/// The transfer of one region with a quota of its own.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RegionTransfer {
+    pub id: String,
+    pub billable: i64,
+    pub quota: i64,
+    pub used: i64,
+}

@@ -85,4 +85,17 @@ impl Store {
         let rows = query(sql).bind(parent_id).fetch_all(self.r()).await?;
         rows.iter().map(account).collect()
     }
+
+    /// Bytes (in, out) an account moved in the month starting at `month`, per region.
+    pub async fn account_transfer_of(&self, account_id: i64, month: i64) -> Result<Vec<(String, i64, i64)>> {
+        let rows = query(
+            "SELECT region, bytes_in, bytes_out FROM account_transfer \
+             WHERE account_id = $1 AND month = $2 ORDER BY region",
+        )
+        .bind(account_id)
+        .bind(month)
+        .fetch_all(self.r())
+        .await?;
+        rows.iter().map(|r| Ok((r.str("region")?, r.i64("bytes_in")?, r.i64("bytes_out")?))).collect()
+    }
 }

@@ -95,6 +95,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(3, "instances", "0003_instances.sql"),
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
+    migration!(6, "account_transfer", "0006_account_transfer.sql"),
 ];
 
 impl Store {

@@ -381,6 +381,31 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
+    /// Adds a balancer's traffic to its account's transfer of the month starting at `month`, in the
+    /// balancer's region (nothing when the balancer is gone).
+    pub async fn account_transfer_add(
+        &mut self,
+        nodebalancer_id: i64,
+        month: i64,
+        bytes_in: i64,
+        bytes_out: i64,
+    ) -> Result<()> {
+        query(
+            "INSERT INTO account_transfer (account_id, region, month, bytes_in, bytes_out) \
+             SELECT account_id, region, $2, $3, $4 FROM nodebalancers WHERE id = $1 \
+             ON CONFLICT (account_id, month, region) DO UPDATE SET \
+             bytes_in = account_transfer.bytes_in + excluded.bytes_in, \
+             bytes_out = account_transfer.bytes_out + excluded.bytes_out",
+        )
+        .bind(nodebalancer_id)
+        .bind(month)
+        .bind(bytes_in)
+        .bind(bytes_out)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
     /// Adds traffic to a balancer's 5-minute period `bucket` (nothing when the balancer is gone).
     pub async fn nb_traffic_add(
         &mut self,

@@ -75,6 +75,16 @@ const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Pol
     }
 }
 
+/// Needs `global.account_access` at `p` or better from restricted users.
+const fn account(area: Area, level: Level, p: Permission) -> Policy {
+    Policy {
+        public: false,
+        scope: scope(area, level),
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::AccountAccess(p),
+    }
+}
 /// `p`, also requiring `area:level`.
 const fn and(mut p: Policy, area: Area, level: Level) -> Policy {
     p.also = scope(area, level);
@@ -126,6 +136,7 @@ ops! {
     TokenDelete = "token_delete" => scoped(Area::Account, RW);
 
     // Users and grants (unrestricted users only).
+    AccountTransfer = "account_transfer" => account(Area::Account, RO, P_RO);
     UserList = "user_list" => unrestricted(Area::Account, RO);
     UserCreate = "user_create" => unrestricted(Area::Account, RW);
     UserGet = "user_get" => unrestricted(Area::Account, RO);

@@ -20,7 +20,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::firewall::{CompiledCache, firewall_rules_of_balancers};
-use super::view::bucket_of;
+use super::view::{bucket_of, month_start};
 use crate::{App, retry};
 
 /// The channel the desired state is published on.
@@ -227,12 +227,14 @@ impl App {
             return;
         }
         let bucket = bucket_of(Timestamp::now().unix());
+        let month = month_start();
         let batch: Vec<(i64, (i64, i64, i64))> = traffic.drain().collect();
         let batch = &batch;
         let r = retry(|| async move {
             let mut tx = self.store.begin().await?;
             for (id, (c, i, o)) in batch {
                 tx.nb_traffic_add(*id, bucket, *c, *i, *o).await?;
+                tx.account_transfer_add(*id, month, *i, *o).await?;
             }
             tx.commit().await
         })

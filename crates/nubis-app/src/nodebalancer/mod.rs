@@ -25,6 +25,7 @@ use nubis_store::Tx;
 use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NewBalancer, NodeFields, NodeRow};
 
 pub use validate::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};
+pub(crate) use view::month_start;
 
 use crate::auth::{Actor, Op};
 use crate::catalog::RegionInfo;

@@ -1,6 +1,7 @@
 //! Handlers, one module per area. Each handler authenticates, parses, calls one application
 //! function and serializes; its name is the operation's name in the policy table.
 
+pub mod account;
 pub mod catalog;
 pub mod events;
 pub mod firewalls;

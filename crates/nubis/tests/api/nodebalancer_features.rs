@@ -1,7 +1,8 @@
 //! Load-balancer features set through the API and checked with real traffic on loopback:
 //! firewalls on a balancer (created with `firewall_id`, rules changed, disabled, device
 //! removed), stickiness (`table`, `http_cookie`) with fail-over, `client_conn_throttle`,
-//! `proxy_protocol` v1 and v2, and `cipher_suite`. Clients bind 127.0.0.2, 127.0.0.3, ...
+//! `proxy_protocol` v1 and v2, `cipher_suite`, and the account's monthly transfer. Clients bind
+//! 127.0.0.2, 127.0.0.3, ...
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -487,4 +488,43 @@ async fn cipher_suite_legacy_accepts_a_client_that_recommended_refuses() {
         200
     );
     assert!(tls12_chacha(rec_addr, &cert).await.is_err());
+}
+
+#[tokio::test]
+async fn account_transfer_counts_balancer_traffic_this_month_and_outlives_the_balancer() {
+    let s = lb_server().await;
+    let api = s.api();
+    let empty = api.get("/account/transfer").await.ok().clone();
+    assert_eq!(empty, json!({"billable": 0, "quota": 0, "used": 0, "region_transfers": []}));
+    // The quota is the transfer of the account's instances' types.
+    let (_, p) = backend_instance(&api, "us-east").await;
+    let per_type = api.get("/compute/types/g6-nanode-1").await.ok()["transfer"].as_i64().unwrap();
+    assert!(per_type > 0);
+    assert_eq!(api.get("/account/transfer").await.ok()["quota"], per_type);
+    // Traffic through a balancer counts, a started gigabyte as one.
+    let _be = Backend::http("web", mapped(&p, 8000)).await;
+    let (nb, cfg) = balancer(&api, json!({}), json!({"port": 8000}), &[(&p, 8000)]).await;
+    until_nodes_status(&api, id(&nb), cfg, 1, 0).await;
+    until_serving(lb_addr(&nb, 8000)).await;
+    let t = eventually(60, "used to count the traffic", || {
+        let api = api.clone();
+        async move { Some(api.get("/account/transfer").await.body.clone()).filter(|t| t["used"] == 1) }
+    })
+    .await;
+    assert_eq!((t["quota"].as_i64(), t["billable"].as_i64()), (Some(per_type), Some(0)));
+    // Deleting the balancer keeps what it carried this month.
+    api.delete(&format!("/nodebalancers/{}", id(&nb))).await.ok();
+    assert_eq!(api.get("/account/transfer").await.ok()["used"], 1);
+    // Another account sees its own figures.
+    assert_eq!(other_account(&s).get("/account/transfer").await.ok()["used"], 0);
+    // Restricted users need account_access read_only or better.
+    let (user, bob) = user_with_token(&s, "bob-transfer", true, "*").await;
+    let username = user["username"].as_str().unwrap().to_string();
+    assert_eq!(bob.get("/account/transfer").await.status, 403);
+    let g = json!({"global": {"account_access": "read_only"}});
+    api.put(&format!("/account/users/{username}/grants"), g).await.ok();
+    assert_eq!(bob.get("/account/transfer").await.ok()["used"], 1);
+    // The scope is account:read_only.
+    let (_, events_only) = user_with_token(&s, "ev-transfer", false, "events:read_only").await;
+    assert_eq!(events_only.get("/account/transfer").await.status, 403);
 }
