@@ -95,7 +95,8 @@ measure() {
   echo "$name: baseline ${RESULT[$name.base]} | nubis ${RESULT[$name.nubis]}   (rps p50ms p99ms cpu-us/req)"
 }
 
-echo "==> measuring (N=$N, D=$D, C=$C; load before: $(cut -d' ' -f1-3 /proc/loadavg))"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "==> measuring (N=$N, D=$D, C=$C; load before: $LOAD_BEFORE)"
 measure get-one /v4/profile/tokens/2 /v4/profile/tokens/2
 measure get-page /v4/profile/tokens /v4/profile/tokens
 measure create /v4/profile/tokens /v4/profile/tokens -s bench/api/post-token.lua
@@ -111,7 +112,6 @@ for _ in 1 2 3 4 5; do
   kill -TERM $NPID; wait $NPID 2>/dev/null || true
 done
 START_MS=$(printf '%s\n' "${STARTS[@]}" | median)
-ROWS=$(curl -s 2>/dev/null; true)
 echo "start-up ms: ${STARTS[*]} (median $START_MS); idle RSS after start and 100 creates: $((IDLE_RSS / 1024)) MiB"
 
 python3 - "$OUT" "$START_MS" "$IDLE_RSS" "$N" "$D" "$C" <<'PY' | tee "$OUT/summary.md"
@@ -134,3 +134,15 @@ print()
 print(f"Start-up on an existing database (median of 5, to the first answer of /healthz): {start_ms} ms (target < 300 ms: {'met' if start_ms < 300 else 'MISSED'}).")
 print(f"Resident memory after start and 100 creates: {rss/1024:.1f} MiB (target < 40 MB: {'met' if rss/1024 < 38.1 else 'MISSED'}).")
 PY
+{
+  echo "Produced by \`bench/api/run.sh\` (N=$N D=$D C=$C) on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, 1-min load before: $LOAD_BEFORE."
+  echo
+  cat "$OUT/summary.md"
+  echo
+  echo "Commands (baseline on $BADDR, nubis on $NADDR with \`-H 'Authorization: Bearer ...'\`):"
+  echo
+  echo "- get-one: \`wrk -t1 -c$C -d$D --latency http://HOST/v4/profile/tokens/2\`"
+  echo "- get-page: \`wrk -t1 -c$C -d$D --latency http://HOST/v4/profile/tokens\` (100 tokens, one page)"
+  echo "- create: \`wrk -t1 -c$C -d$D --latency -s bench/api/post-token.lua http://HOST/v4/profile/tokens\`"
+} > "$OUT/section.md"
+python3 bench/splice.py api "$OUT/section.md"

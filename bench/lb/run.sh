@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Load-balancer data plane benchmark: nubis vs HAProxy vs direct, same back ends, same client, same run.
-# Method of shared/PERF-ANCHORS.md: two nginx back ends (1 worker, `return 200 "ok\n"`) on 127.0.0.1:18080/18082,
-# HAProxy (roundrobin, 2 back ends, health checks, http-reuse always) on 127.0.0.2, nubis on 127.0.0.4,
+# Method of shared/PERF-ANCHORS.md: two nginx back ends (1 worker, `return 200 "ok\n"`), HAProxy (roundrobin,
+# 2 back ends, health checks, http-reuse always) on 127.0.0.2, and nubis as users run it: `nubis serve`, with a
+# balancer made through its API (two instances' private addresses as nodes, connection checks every 2 s) on an
+# address of its loopback pool; the back ends listen where those private addresses map (127.168.X.Y:18080).
 # `wrk -t1 --latency` runs alternating HAProxy and nubis, a quiet-box gate before each run.
 # Everything binds and dials 127.0.0.0/8 only; every process is started and stopped by pid.
 #
 # Usage: bench/lb/run.sh            (env: N runs per row [3], D duration [10s], NT haproxy nbthread and nubis
 #                                     worker threads [2], SCENARIOS [all], IDLE_CONNS [2000], APPEND=1 keeps
-#                                     earlier rows, NUBIS_PREBUILT=1 skips the cargo build)
-# Output: a table on stdout and bench/lb/results.md (ratios nubis/HAProxy and nubis/direct, exact commands).
+#                                     earlier rows, NUBIS_PREBUILT=1 skips the cargo build, NUBIS_BIN)
+# Output: a table on stdout, bench/lb/results.md (ratios nubis/HAProxy and nubis/direct, exact commands) and the
+# same in the load-balancer section of docs/performance.md.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
 N=${N:-3}; D=${D:-10s}; NT=${NT:-2}; IDLE_CONNS=${IDLE_CONNS:-2000}
@@ -35,6 +38,77 @@ if [ ! -f "$W/p256.pem" ]; then
   cat "$W/p256.crt" "$W/p256.key" > "$W/p256.pem"
 fi
 
+# ------------------------------------------------------------------ nubis, provisioned through its API
+# The one place that knows how nubis is started. Provisioning (once per run, fresh data directory):
+# a region whose public pool is 127.0.4.0/24, two instances with private addresses (their back ends listen
+# where those map, 127.168.X.Y:18080), and one balancer with four configs: http 18081, tcp 18083,
+# https 18443 (RSA-2048) and https 18444 (P-256), roundrobin, connection checks every 2 s.
+NUBIS_BIN=${NUBIS_BIN:-$ROOT/target/release/nubis}
+ND=$W/nubis-data; NAPI=127.0.0.1:18090; NTOKEN=bench-token-0123456789abcdef
+cat > "$W/nubis.toml" <<TOML
+[limits]
+rate_limit_requests = 0
+[runtime]
+provision_ms = 10
+boot_ms = 10
+shutdown_ms = 10
+reboot_ms = 10
+[network]
+private_ipv4 = "192.168.77.0/24"
+[dataplane]
+client_idle_timeout_ms = 30000
+backend_connect_timeout_ms = 5000
+max_connections_per_listener = 8000
+worker_threads = $NT
+[[regions]]
+id = "bench-1"
+label = "Bench"
+country = "us"
+capabilities = ["Linodes", "NodeBalancers"]
+public_ipv4 = "127.0.4.0/24"
+ipv6_pool = "2001:db8:77::/64"
+ipv6_ranges = "2001:db8:7700::/40"
+TOML
+nubis_serve() { NUBIS_LOG=warn "$NUBIS_BIN" serve --listen $NAPI --data-dir "$ND" --config "$W/nubis.toml" \
+  --bootstrap-token $NTOKEN > "$W/nubis.log" 2>&1 & PROXY_PID=$!; }
+if [ -z "${NUBIS_PREBUILT:-}" ]; then (cd "$ROOT" && cargo build --release -q -p nubis) || exit 1; fi
+rm -rf "$ND"; nubis_serve
+for _ in $(seq 1 100); do curl -sf "http://$NAPI/healthz" >/dev/null && break; sleep 0.1; done
+read -r NB_HOST BE1 BE2 < <(python3 - "http://$NAPI/v4" $NTOKEN "$W" <<'PY'
+import json, sys, time, urllib.request
+api, token, w = sys.argv[1], sys.argv[2], sys.argv[3]
+def call(method, path, body=None):
+    req = urllib.request.Request(api + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.load(r)
+backends = []
+for i in range(2):
+    inst = call("POST", "/compute/instances", {"region": "bench-1", "type": "g6-nanode-1", "image": "linode/debian12",
+                                               "label": f"backend-{i}", "root_pass": "Bench-pass-2026!", "booted": False})
+    while call("GET", f"/compute/instances/{inst['id']}")["status"] != "offline":
+        time.sleep(0.05)
+    ip = call("POST", "/networking/ips", {"type": "ipv4", "public": False, "instance_id": inst["id"]})["address"]
+    backends.append(ip)
+nb = call("POST", "/nodebalancers", {"region": "bench-1", "label": "bench-lb"})
+pem = lambda f: open(f"{w}/{f}").read()
+for port, proto, cert in [(18081, "http", None), (18083, "tcp", None), (18443, "https", "rsa2048"), (18444, "https", "p256")]:
+    c = {"port": port, "protocol": proto, "algorithm": "roundrobin", "check": "connection",
+         "check_interval": 2, "check_timeout": 1, "check_attempts": 2}
+    if cert:
+        c.update(ssl_cert=pem(cert + ".crt"), ssl_key=pem(cert + ".key"))
+    cfg = call("POST", f"/nodebalancers/{nb['id']}/configs", c)
+    for i, ip in enumerate(backends):
+        call("POST", f"/nodebalancers/{nb['id']}/configs/{cfg['id']}/nodes", {"label": f"node-{i}", "address": f"{ip}:18080"})
+mapped = lambda ip: "127.168." + ".".join(ip.split(".")[2:]) + ":18080"
+print(nb["ipv4"], mapped(backends[0]), mapped(backends[1]))
+PY
+)
+stop_pid_now() { kill -TERM "$1" 2>/dev/null; for _ in $(seq 1 50); do [ -d /proc/$1 ] || return 0; sleep 0.1; done; kill -KILL "$1"; }
+stop_pid_now "$PROXY_PID"; PROXY_PID=
+[ -n "${BE2:-}" ] || { echo "provisioning nubis failed; see $W/nubis.log" >&2; exit 1; }
+echo "nubis balancer on $NB_HOST, back ends $BE1 $BE2 (provisioned through the API)"
+
 cat > "$W/nginx-backend.conf" <<NGX
 worker_processes 1;
 daemon off;
@@ -46,8 +120,8 @@ http {
     keepalive_timeout 65;
     keepalive_requests 1000000;
     default_type text/plain;
-    server { listen 127.0.0.1:18080 reuseport backlog=4096; location / { return 200 "ok\n"; } }
-    server { listen 127.0.0.1:18082 reuseport backlog=4096; location / { return 200 "ok\n"; } }
+    server { listen $BE1 reuseport backlog=4096; location / { return 200 "ok\n"; } }
+    server { listen $BE2 reuseport backlog=4096; location / { return 200 "ok\n"; } }
 }
 NGX
 
@@ -76,22 +150,10 @@ frontend fe
 backend be
     balance roundrobin
 $extra
-    server s1 127.0.0.1:18080 check
-    server s2 127.0.0.1:18082 check
+    server s1 $BE1 check
+    server s2 $BE2 check
 HAP
 done
-
-# nubis: the same front ends in one process (http 18081, tcp 18083, https 18443 RSA / 18444 P-256), connection checks every 2 s.
-nodes='[{"id":1,"address":"127.0.0.1:18080"},{"id":2,"address":"127.0.0.1:18082"}]'
-cat > "$W/nubis.json" <<JSON
-{ "worker_threads": $NT,
-  "dataplane": { "client_idle_timeout_ms": 30000, "backend_connect_timeout_ms": 5000, "max_connections_per_listener": 8000 },
-  "balancers": [ { "id": 1, "ipv4": "127.0.0.4", "configs": [
-    { "id": 1, "port": 18081, "protocol": "http",  "check": "connection", "nodes": $nodes },
-    { "id": 2, "port": 18083, "protocol": "tcp",   "check": "connection", "nodes": $nodes },
-    { "id": 3, "port": 18443, "protocol": "https", "check": "connection", "tls_pem_file": "$W/rsa2048.pem", "nodes": $nodes },
-    { "id": 4, "port": 18444, "protocol": "https", "check": "connection", "tls_pem_file": "$W/p256.pem", "nodes": $nodes } ] } ] }
-JSON
 
 # ------------------------------------------------------------------ process control (by pid only)
 wait_port() { local h=$1 p=$2; for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/$h/$p") 2>/dev/null && return 0; sleep 0.05; done; echo "port $h:$p did not open" >&2; return 1; }
@@ -100,19 +162,12 @@ stop_pid() { local p=${1:-}; [ -n "$p" ] && [ -d /proc/$p ] || return 0; kill -T
 cleanup() { stop_pid "$PROXY_PID"; stop_pid "$BACKEND_PID"; }
 trap cleanup EXIT
 
-start_backend() { nginx -c "$W/nginx-backend.conf" & BACKEND_PID=$!; wait_port 127.0.0.1 18080 && wait_port 127.0.0.1 18082; }
+start_backend() { nginx -c "$W/nginx-backend.conf" & BACKEND_PID=$!; wait_port ${BE1%:*} 18080 && wait_port ${BE2%:*} 18080; }
 start_haproxy() { haproxy -db -f "$W/haproxy-$1.cfg" > "$W/haproxy-$1.log" 2>&1 & PROXY_PID=$!
   case $1 in https) wait_port 127.0.0.2 18443 ;; https-p256) wait_port 127.0.0.2 18444 ;; tcp) wait_port 127.0.0.2 18083 ;; *) wait_port 127.0.0.2 18081 ;; esac; sleep 2.5; }
 
-# The one place that knows how the nubis data plane is started: it must serve http on 127.0.0.4:18081,
-# tcp on 127.0.0.4:18083 and https on 127.0.0.4:18443 (cert $W/rsa2048.pem) and 127.0.0.4:18444 (cert $W/p256.pem),
-# roundrobin over the two back ends.
-NUBIS_BIN=${NUBIS_BIN:-$ROOT/target/release/examples/lb}
-start_nubis() {
-  if [ -z "${NUBIS_PREBUILT:-}" ]; then (cd "$ROOT" && cargo build --release -q -p nubis-dataplane --example lb) || return 1; NUBIS_PREBUILT=1; fi
-  RUST_LOG=warn "$NUBIS_BIN" "$W/nubis.json" > "$W/nubis.log" 2>&1 & PROXY_PID=$!
-  wait_port 127.0.0.4 18081 && wait_port 127.0.0.4 18083 && wait_port 127.0.0.4 18443 && wait_port 127.0.0.4 18444; sleep 2.5
-}
+start_nubis() { nubis_serve
+  wait_port $NB_HOST 18081 && wait_port $NB_HOST 18083 && wait_port $NB_HOST 18443 && wait_port $NB_HOST 18444; sleep 2.5; }
 
 # ------------------------------------------------------------------ measurement
 cputicks() { local t=0 p s; for p in "$@"; do [ -d /proc/$p ] || continue; s=$(awk '{print $14+$15}' /proc/$p/stat); t=$((t+s)); done; echo $t; }
@@ -161,7 +216,7 @@ pair() {
   local label=$1 mode=$2 scheme=$3 port=$4; shift 4
   for i in $(seq 1 "$N"); do
     for who in haproxy nubis; do
-      if [ $who = haproxy ]; then start_haproxy "$mode"; host=127.0.0.2; else start_nubis; host=127.0.0.4; fi
+      if [ $who = haproxy ]; then start_haproxy "$mode"; host=127.0.0.2; else start_nubis; host=$NB_HOST; fi
       warm "$@" "$scheme://$host:$port/"
       run "$label" $who "$@" "$scheme://$host:$port/"
       stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
@@ -199,8 +254,8 @@ start_backend || exit 1
 [ -n "${APPEND:-}" ] || : > "$W/memory.txt"
 for s in $SCENARIOS; do case $s in
   direct)
-    warm http://127.0.0.1:18080/
-    for c in 50 200; do for i in $(seq 1 "$N"); do run direct-c$c direct -t1 -c$c -d$D --latency http://127.0.0.1:18080/; done; done ;;
+    warm http://$BE1/
+    for c in 50 200; do for i in $(seq 1 "$N"); do run direct-c$c direct -t1 -c$c -d$D --latency http://$BE1/; done; done ;;
   http) for c in 50 200; do pair http-c$c http http 18081 -t1 -c$c -d$D --latency; done ;;
   tcp)  for c in 50 200; do pair tcp-c$c tcp http 18083 -t1 -c$c -d$D --latency; done ;;
   https)
@@ -209,13 +264,14 @@ for s in $SCENARIOS; do case $s in
   handshakes)
     for i in $(seq 1 "$N"); do for cert in rsa2048 p256; do for who in haproxy nubis; do
       port=18443; cfg=https; [ $cert = p256 ] && { port=18444; cfg=https-p256; }
-      if [ $who = haproxy ]; then start_haproxy $cfg; hp=127.0.0.2:$port; else start_nubis; hp=127.0.0.4:$port; fi
+      if [ $who = haproxy ]; then start_haproxy $cfg; hp=127.0.0.2:$port; else start_nubis; hp=$NB_HOST:$port; fi
       stime tls-full-$cert-p4 $who $hp; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
     done; done; done ;;
   memory)
     start_haproxy http; idle_memory haproxy 127.0.0.2 18081; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1
-    start_nubis; idle_memory nubis 127.0.0.4 18081; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1 ;;
+    start_nubis; idle_memory nubis $NB_HOST 18081; stop_pid "$PROXY_PID"; PROXY_PID=; sleep 1 ;;
 esac; done
 stop_pid "$BACKEND_PID"; BACKEND_PID=
 
 python3 "$HERE/report.py" "$OUT" "$W/memory.txt" "$HERE/results.md" "N=$N D=$D NT=$NT"
+python3 "$HERE/../splice.py" lb "$HERE/results.md"

@@ -45,7 +45,9 @@ impl DataplaneSettings {
             stats_interval: Duration::from_secs(1),
             check_interval_override: None,
             max_idle_backend_per_node: 512,
-            worker_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            worker_threads: c
+                .worker_threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
         }
     }
 }

@@ -159,6 +159,8 @@ pub struct DataplaneConfig {
     pub max_header_bytes: usize,
     pub max_connections_per_listener: usize,
     pub reconcile_interval_ms: u64,
+    /// Proxy threads; absent: one per CPU; 0: the API's own runtime.
+    pub worker_threads: Option<usize>,
 }
 
 impl Default for DataplaneConfig {
@@ -169,6 +171,7 @@ impl Default for DataplaneConfig {
             max_header_bytes: 16 * 1024,
             max_connections_per_listener: 10_000,
             reconcile_interval_ms: 1_000,
+            worker_threads: None,
         }
     }
 }
