@@ -9,6 +9,11 @@ mod serve;
 
 use clap::Parser;
 
+/// mimalloc: per-thread free lists instead of glibc's arena locks, which the API's and the data
+/// plane's many short-lived allocations contend on (see docs/performance.md).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
