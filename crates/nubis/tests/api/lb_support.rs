@@ -236,7 +236,8 @@ async fn roundtrip<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, host: &str, path
     Ok(Reply { status, headers: head.to_string(), body: body.to_string() })
 }
 
-async fn connect(addr: SocketAddr, from: Option<Ipv4Addr>) -> std::io::Result<TcpStream> {
+/// A TCP connection to `addr`, from the source address `from` when given.
+pub async fn connect(addr: SocketAddr, from: Option<Ipv4Addr>) -> std::io::Result<TcpStream> {
     let s = TcpSocket::new_v4()?;
     if let Some(ip) = from {
         s.bind(SocketAddr::new(IpAddr::V4(ip), 0))?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::firewalls::{fw_path, id};
 use crate::lb_support::*;
@@ -188,9 +188,7 @@ async fn firewall_id_on_balancer_create_is_checked_and_a_refusal_creates_nothing
 
 /// One HTTP/1.1 request with extra header lines, from `src`; returns (status line + headers, body).
 async fn get_with(addr: SocketAddr, src: u8, extra: &str) -> (String, String) {
-    let s = TcpSocket::new_v4().unwrap();
-    s.bind(SocketAddr::new(Ipv4Addr::new(127, 0, 0, src).into(), 0)).unwrap();
-    let mut c = s.connect(addr).await.unwrap();
+    let mut c = connect(addr, from(src)).await.unwrap();
     let req = format!("GET / HTTP/1.1\r\nHost: lb\r\n{extra}Connection: close\r\n\r\n");
     c.write_all(req.as_bytes()).await.unwrap();
     let mut out = String::new();
@@ -199,19 +197,26 @@ async fn get_with(addr: SocketAddr, src: u8, extra: &str) -> (String, String) {
     (head.to_string(), body.to_string())
 }
 
-#[tokio::test]
-async fn table_stickiness_pins_each_client_and_fails_over() {
+/// A balancer in us-east with an http config on port 8000 (roundrobin, the given stickiness) over
+/// back ends "a" and "b", both up and serving. Returns (server, balancer, config id, a, b).
+async fn sticky_balancer(stickiness: &str) -> (TestServer, Value, i64, Backend, Backend) {
     let s = lb_server().await;
     let api = s.api();
     let (_, p1) = backend_instance(&api, "us-east").await;
     let (_, p2) = backend_instance(&api, "us-east").await;
-    let mut a = Backend::http("a", mapped(&p1, 8000)).await;
-    let mut b = Backend::http("b", mapped(&p2, 8000)).await;
-    let config = json!({"port": 8000, "algorithm": "roundrobin", "stickiness": "table"});
+    let a = Backend::http("a", mapped(&p1, 8000)).await;
+    let b = Backend::http("b", mapped(&p2, 8000)).await;
+    let config = json!({"port": 8000, "algorithm": "roundrobin", "stickiness": stickiness});
     let (nb, cfg) = balancer(&api, json!({}), config, &[(&p1, 8000), (&p2, 8000)]).await;
     until_nodes_status(&api, id(&nb), cfg, 2, 0).await;
-    let lb = lb_addr(&nb, 8000);
-    until_serving(lb).await;
+    until_serving(lb_addr(&nb, 8000)).await;
+    (s, nb, cfg, a, b)
+}
+
+#[tokio::test]
+async fn table_stickiness_pins_each_client_and_fails_over() {
+    let (s, nb, cfg, mut a, mut b) = sticky_balancer("table").await;
+    let (api, lb) = (s.api(), lb_addr(&nb, 8000));
     // Round robin alone would alternate; the table keeps each client on its first node.
     let mut first = std::collections::HashMap::new();
     for src in 2..10u8 {
@@ -239,17 +244,8 @@ async fn table_stickiness_pins_each_client_and_fails_over() {
 
 #[tokio::test]
 async fn http_cookie_stickiness_sets_and_honours_its_cookie_and_fails_over() {
-    let s = lb_server().await;
-    let api = s.api();
-    let (_, p1) = backend_instance(&api, "us-east").await;
-    let (_, p2) = backend_instance(&api, "us-east").await;
-    let mut a = Backend::http("a", mapped(&p1, 8000)).await;
-    let mut b = Backend::http("b", mapped(&p2, 8000)).await;
-    let config = json!({"port": 8000, "algorithm": "roundrobin", "stickiness": "http_cookie"});
-    let (nb, cfg) = balancer(&api, json!({}), config, &[(&p1, 8000), (&p2, 8000)]).await;
-    until_nodes_status(&api, id(&nb), cfg, 2, 0).await;
-    let lb = lb_addr(&nb, 8000);
-    until_serving(lb).await;
+    let (s, nb, cfg, mut a, mut b) = sticky_balancer("http_cookie").await;
+    let (api, lb) = (s.api(), lb_addr(&nb, 8000));
     let (head, body) = get_with(lb, 2, "").await;
     let cookie = head
         .lines()
@@ -286,9 +282,7 @@ async fn http_cookie_stickiness_sets_and_honours_its_cookie_and_fails_over() {
 
 /// Opens a connection from `src` and checks that the echo back end answers through it.
 async fn echoed(addr: SocketAddr, src: u8) -> Option<TcpStream> {
-    let s = TcpSocket::new_v4().ok()?;
-    s.bind(SocketAddr::new(Ipv4Addr::new(127, 0, 0, src).into(), 0)).ok()?;
-    let mut c = tokio::time::timeout(Duration::from_secs(5), s.connect(addr)).await.ok()?.ok()?;
+    let mut c = connect(addr, from(src)).await.ok()?;
     c.write_all(b"ping").await.ok()?;
     let mut buf = [0u8; 4];
     tokio::time::timeout(Duration::from_secs(5), c.read_exact(&mut buf)).await.ok()?.ok()?;
@@ -397,9 +391,7 @@ async fn proxy_protocol_v1_and_v2_give_the_back_end_the_real_client_address() {
     for (port, v1) in [(9001u16, true), (9002, false)] {
         let lb = lb_addr(&nb, port);
         let line = eventually(60, "a PROXY header", || async move {
-            let s = TcpSocket::new_v4().ok()?;
-            s.bind("127.0.0.2:0".parse().unwrap()).ok()?;
-            let mut c = s.connect(lb).await.ok()?;
+            let mut c = connect(lb, from(2)).await.ok()?;
             let local = c.local_addr().ok()?;
             let mut out = String::new();
             tokio::time::timeout(Duration::from_secs(5), c.read_to_string(&mut out)).await.ok()?.ok()?;
