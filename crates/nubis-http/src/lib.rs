@@ -1,6 +1,7 @@
 //! nubis HTTP API: the router of every area, the extractors, the error envelope, paging and
 //! X-Filter, rate limiting, the request pipeline and the generated OpenAPI document.
 
+pub mod compat;
 pub mod error;
 pub mod extract;
 pub mod list;
@@ -70,8 +71,9 @@ pub fn operations(doc: &utoipa::openapi::OpenApi) -> Vec<(Method, String, String
     out
 }
 
-/// The service nubis serves: the API, `/healthz`, `/metrics`, `/v4/openapi.json`.
-pub fn service(app: App) -> NormalizePath<Router> {
+/// The service nubis serves: the API (under the spec's names and, through [`compat`], the hosted
+/// API's), `/healthz`, `/metrics`, `/v4/openapi.json`. A trailing slash is accepted on every path.
+pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
     let limits = app.config().limits.clone();
     let state = ApiState {
         app: app.clone(),
@@ -101,7 +103,7 @@ pub fn service(app: App) -> NormalizePath<Router> {
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
-    NormalizePathLayer::trim_trailing_slash().layer(router)
+    NormalizePathLayer::trim_trailing_slash().layer(compat::CompatLayer::new(limits.max_body_bytes).layer(router))
 }
 
 async fn healthz(State(s): State<ApiState>) -> Response {
