@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the whole workspace on SQLite, then the API suite again on a throwaway
+# Runs every test: the whole workspace on SQLite, the client suite (official SDK and CLI), then
+# the API suite again on a throwaway
 # PostgreSQL on 127.0.0.1 (installed with apt-get when missing and possible).
 # Says loudly when PostgreSQL had to be skipped.
 set -euo pipefail
@@ -7,6 +8,9 @@ cd "$(dirname "$0")/.."
 
 echo "==> cargo test (SQLite)"
 cargo test --workspace --locked
+
+echo "==> client suite (official SDK and CLI, tests/clients)"
+scripts/clients-test.sh
 
 echo "==> API suite on PostgreSQL"
 if PGENV=$(scripts/pg.sh start); then
