@@ -11,29 +11,40 @@
 //! * With check `none` nodes stay `unknown` and take traffic; a node taken out by a passive failure
 //!   is given back (`unknown`) after one to two intervals.
 //! * A node address the fabric refuses is DOWN.
+//! * A node added (or moved, or a check changed) is checked at once, not after the interval; a
+//!   new `check_interval` applies from the next check.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nubis_model::balancer::{CheckKind, HealthCheck, NodeStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::state::ListenerShared;
+use crate::state::{Gen, ListenerShared};
 
 /// Largest check response read.
 const MAX_CHECK_RESPONSE: usize = 64 * 1024;
 
+/// What a check round depends on: the check and the nodes' addresses. When it changes (a node
+/// added, moved, or the check changed), the next round runs at once.
+type Signature<'a> = (CheckKind, &'a str, &'a str, Vec<(i64, Option<SocketAddr>)>);
+
+fn signature(g: &Gen) -> Signature<'_> {
+    (g.check.kind, g.check.path.as_str(), g.check.body.as_str(), g.nodes.iter().map(|n| (n.id, n.dial)).collect())
+}
+
+fn interval_of(shared: &ListenerShared, g: &Gen) -> Duration {
+    shared.settings.check_interval_override.unwrap_or(Duration::from_secs(u64::from(g.check.interval_secs.max(1))))
+}
+
 pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
     loop {
         let cur = shared.state.load_full();
-        let interval = shared
-            .settings
-            .check_interval_override
-            .unwrap_or(Duration::from_secs(u64::from(cur.check.interval_secs.max(1))));
+        let interval = interval_of(&shared, &cur);
         let timeout = Duration::from_secs(u64::from(cur.check.timeout_secs.max(1))).min(interval);
         let check = &cur.check;
         let results = futures_util::future::join_all(cur.nodes.iter().map(|n| async move {
@@ -47,6 +58,7 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
             r = results => r,
             _ = stop.cancelled() => return,
         };
+        let checked_at = Instant::now();
         for (node, ok) in cur.nodes.iter().zip(results) {
             let status = node.shared.status();
             match ok {
@@ -76,9 +88,21 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
                 }
             }
         }
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.cancelled() => return,
+        // Wait for the next round: `interval` after this one, the interval read afresh on every
+        // config update (a change applies from the next check); at once when the nodes or the
+        // check changed.
+        let checked = signature(&cur);
+        loop {
+            let now = shared.state.load_full();
+            if signature(&now) != checked {
+                break;
+            }
+            let due = checked_at + interval_of(&shared, &now);
+            tokio::select! {
+                _ = tokio::time::sleep_until(due.into()) => break,
+                _ = shared.changed.notified() => {}
+                _ = stop.cancelled() => return,
+            }
         }
     }
 }

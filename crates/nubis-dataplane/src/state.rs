@@ -6,18 +6,17 @@
 //! the hot path takes no lock.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 use nubis_model::balancer::{Algorithm, HealthCheck, NodeStatus, Observation, Protocol, ProxyProtocol, Stickiness};
 use nubis_model::firewall::CompiledRules;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::node::NodeRt;
 use crate::select::{View, leastconn, source};
 use crate::settings::DataplaneSettings;
-use crate::sharded::Sharded;
 use crate::stats::ConfigStats;
 use crate::sticky::StickyTable;
 use crate::throttle::Throttle;
@@ -54,7 +53,7 @@ pub(crate) struct Choice {
 impl Gen {
     /// The node for a new session of client `ip` (with the node token of its stickiness cookie, if
     /// any), avoiding the nodes in `exclude` (already tried for this session).
-    pub(crate) fn choose(&self, rr: &Sharded, ip: IpAddr, cookie: Option<u64>, exclude: &[u16]) -> Option<Choice> {
+    pub(crate) fn choose(&self, rr: &AtomicU64, ip: IpAddr, cookie: Option<u64>, exclude: &[u16]) -> Option<Choice> {
         match self.stickiness {
             Stickiness::HttpCookie => {
                 if let Some(t) = cookie
@@ -83,15 +82,15 @@ impl Gen {
         }
     }
 
-    fn pick(&self, rr: &Sharded, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
+    fn pick(&self, rr: &AtomicU64, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
         let v = &*self.view;
         if v.active.is_empty() {
             return None;
         }
         let first = match self.algorithm {
-            Algorithm::Roundrobin => v.schedule[rr.next() as usize % v.schedule.len()],
+            Algorithm::Roundrobin => v.schedule[rr.fetch_add(1, Ordering::Relaxed) as usize % v.schedule.len()],
             Algorithm::Leastconn => {
-                let start = if v.active.len() > 1 { rr.next() as usize } else { 0 };
+                let start = if v.active.len() > 1 { rr.fetch_add(1, Ordering::Relaxed) as usize } else { 0 };
                 leastconn::pick(&v.active, &self.nodes, start)?
             }
             Algorithm::Source => v.active[source::pick(&v.weights, ip)?],
@@ -117,7 +116,11 @@ pub(crate) struct ListenerShared {
     pub(crate) settings: Arc<DataplaneSettings>,
     /// Client connections open on this listener.
     pub(crate) open: AtomicUsize,
-    pub(crate) rr: Sharded,
+    /// The rotation of `roundrobin` (and leastconn's tie-break start): one per config, shared by
+    /// every proxy worker, so consecutive sessions follow the schedule whichever worker takes them.
+    pub(crate) rr: AtomicU64,
+    /// Woken on every published generation (a config update), so health checks follow at once.
+    pub(crate) changed: Notify,
     /// The address the listener is bound to, when it is.
     pub(crate) bound: Mutex<Option<SocketAddr>>,
     pub(crate) obs: mpsc::Sender<Observation>,
@@ -142,7 +145,8 @@ impl ListenerShared {
             stats: ConfigStats::new(shards),
             settings,
             open: AtomicUsize::new(0),
-            rr: Sharded::new(shards),
+            rr: AtomicU64::new(0),
+            changed: Notify::new(),
             bound: Mutex::new(None),
             obs,
         }
@@ -153,6 +157,7 @@ impl ListenerShared {
         let _g = self.swap_lock.lock().unwrap_or_else(|e| e.into_inner());
         cur.view = Arc::new(View::build(&cur.nodes));
         self.state.store(Arc::new(cur));
+        self.changed.notify_one();
     }
 
     /// Rebuilds the view of the current generation after a health change.
