@@ -18,11 +18,23 @@ enum Power {
     Reboot,
 }
 
-/// Where a power operation takes an instance in `status`: (state now, final state, event), or
-/// the reason it is refused.
-fn transition(what: Power, status: Status) -> std::result::Result<(Status, Status, &'static str), String> {
-    if status.is_transitional() || status == Status::Deleting {
-        return Err(format!("The instance is busy ({}); wait until the current action has finished", status.name()));
+/// Where a power operation takes an instance in `status` (on its way to `target` when busy):
+/// (state now, final state, event), or the reason it is refused. A busy instance's refusal names
+/// its status and the status to wait for before retrying.
+fn transition(
+    what: Power,
+    status: Status,
+    target: Status,
+) -> std::result::Result<(Status, Status, &'static str), String> {
+    if status == Status::Deleting {
+        return Err("The instance is busy (deleting); it is being deleted".into());
+    }
+    if status.is_transitional() {
+        return Err(format!(
+            "The instance is busy ({}); retry once its status is {} (poll the instance until it is)",
+            status.name(),
+            target.name()
+        ));
     }
     match (what, status) {
         (Power::Boot, Status::Offline) => Ok((Status::Booting, Status::Running, "instance_boot")),
@@ -54,7 +66,8 @@ impl App {
             let mut tx = self.store.begin().await?;
             let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
             let status = Status::parse(&i.status).unwrap_or(Status::Offline);
-            let (now_in, target, action) = transition(what, status).map_err(Error::refused)?;
+            let after = Status::parse(&i.target_status).unwrap_or(Status::Offline);
+            let (now_in, target, action) = transition(what, status, after).map_err(Error::refused)?;
             let e = tx
                 .event_insert(
                     &event(actor, action, instance_entity(&i))
@@ -79,15 +92,20 @@ mod tests {
 
     #[test]
     fn power_operations_follow_the_state() {
-        assert_eq!(transition(Power::Boot, Status::Offline).unwrap().0, Status::Booting);
-        assert!(transition(Power::Boot, Status::Running).is_err());
-        assert!(transition(Power::Shutdown, Status::Offline).is_err());
-        assert_eq!(transition(Power::Shutdown, Status::Running).unwrap().1, Status::Offline);
-        assert_eq!(transition(Power::Reboot, Status::Running).unwrap().0, Status::Rebooting);
-        assert!(transition(Power::Reboot, Status::Offline).is_err());
+        let t = |what, status| transition(what, status, status);
+        assert_eq!(t(Power::Boot, Status::Offline).unwrap().0, Status::Booting);
+        assert!(t(Power::Boot, Status::Running).is_err());
+        assert!(t(Power::Shutdown, Status::Offline).is_err());
+        assert_eq!(t(Power::Shutdown, Status::Running).unwrap().1, Status::Offline);
+        assert_eq!(t(Power::Reboot, Status::Running).unwrap().0, Status::Rebooting);
+        assert!(t(Power::Reboot, Status::Offline).is_err());
         for busy in [Status::Provisioning, Status::Booting, Status::ShuttingDown, Status::Rebooting] {
             for what in [Power::Boot, Power::Shutdown, Power::Reboot] {
-                assert!(transition(what, busy).unwrap_err().contains("busy"));
+                let e = transition(what, busy, Status::Offline).unwrap_err();
+                assert!(
+                    e.contains("busy") && e.contains(busy.name()) && e.contains("once its status is offline"),
+                    "{e}"
+                );
             }
         }
     }

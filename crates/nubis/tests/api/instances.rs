@@ -301,7 +301,9 @@ async fn power_actions_refuse_what_the_state_does_not_allow() {
     // Busy while provisioning.
     let r = api.post_empty(&format!("/compute/instances/{iid}/boot")).await;
     r.expect_error(400, "-");
-    assert!(r.text.contains("busy"), "{}", r.text);
+    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("busy (provisioning)"), "names the status: {reason}");
+    assert!(reason.contains("retry once its status is offline"), "says when to retry: {reason}");
     wait_status(&api, iid, "offline").await;
     api.post_empty(&format!("/compute/instances/{iid}/shutdown")).await.expect_error(400, "-");
     api.post_empty(&format!("/compute/instances/{iid}/reboot")).await.expect_error(400, "-");
