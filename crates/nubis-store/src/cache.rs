@@ -1,9 +1,15 @@
-//! A read cache for small collections, checked against a global write generation.
+//! A read cache, invalidated by the tables a write touched.
 //!
-//! Every committed write transaction bumps the generation, so an entry is served only while no
-//! write has committed since it was loaded. This is coarse on purpose: it cannot serve stale data
-//! whatever a write touched, and the read-mostly traffic it exists for (authentication, single
-//! records, pages of lists) hits it. It is enabled only when this process is the sole writer.
+//! Every table has a generation counter. A committed write transaction bumps the counters of the
+//! tables it changed (SQLite reports every changed row to an update hook on the writer
+//! connection), and every cache key declares the tables its value is read from. An entry is
+//! served only while none of those tables has changed since it was loaded, so a write to VPCs
+//! leaves the cached credentials and grants in place, and nothing stale is ever served.
+//!
+//! It is enabled only when this process is the only writer of its database (SQLite; writes by
+//! another process to the same file invalidate everything, see `Store::watch_external_writes`).
+//! With PostgreSQL several replicas write one database, so the cache is off there and every read
+//! goes to the database by key (see docs/decisions.md, "Reads by key, and the cache").
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -11,6 +17,45 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use nubis_model::Result;
+
+/// The tables whose changes are tracked one by one; a change to any other table bumps the
+/// counter of "other tables".
+const TABLES: &[&str] = &[
+    "accounts",
+    "users",
+    "tokens",
+    "grants",
+    "vpcs",
+    "vpc_subnets",
+    "instances",
+    "instance_interfaces",
+    "ip_addresses",
+    "ipv6_ranges",
+    "ip_shares",
+    "nodebalancers",
+    "nodebalancer_configs",
+    "nodebalancer_nodes",
+    "nodebalancer_traffic",
+    "firewalls",
+    "firewall_devices",
+];
+const OTHER: usize = TABLES.len();
+const SLOTS: usize = TABLES.len() + 1;
+
+/// The counter slot of a table.
+pub(crate) fn slot(table: &str) -> usize {
+    TABLES.iter().position(|t| *t == table).unwrap_or(OTHER)
+}
+
+/// A set of slots, as bits.
+pub(crate) type Touched = u64;
+
+/// The bit of a table in a [`Touched`] set.
+pub(crate) fn bit(table: &str) -> Touched {
+    1 << slot(table)
+}
+
+const ALL: Touched = (1 << SLOTS) - 1;
 
 /// What a cached value is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,18 +70,42 @@ pub enum Key {
     Grants(i64),
     /// An account record.
     Account(i64),
-    /// A named collection of an account (used by the areas: `("vpcs", account)`, ...).
+    /// One VPC with its subnets and the interfaces on them.
+    Vpc(i64),
+    /// A named collection of an account (`("instances", account)`, ...); the name is the table
+    /// it is read from, or one of the names [`Key::tables`] knows.
     Collection(&'static str, i64),
 }
 
+impl Key {
+    /// The tables the value is read from.
+    fn tables(&self) -> Touched {
+        match self {
+            Key::Credential(_) => bit("tokens") | bit("users") | bit("accounts"),
+            Key::Users(_) => bit("users"),
+            Key::Tokens(_) => bit("tokens"),
+            Key::Grants(_) => bit("users") | bit("grants"),
+            Key::Account(_) => bit("accounts"),
+            Key::Vpc(_) => bit("vpcs") | bit("vpc_subnets") | bit("instance_interfaces") | bit("instances"),
+            Key::Collection(name, _) => match *name {
+                "firewall_devices" => bit("firewall_devices") | bit("instances") | bit("nodebalancers"),
+                "nodebalancer_transfer" => bit("nodebalancer_traffic") | bit("nodebalancers"),
+                other if slot(other) != OTHER => bit(other),
+                // A name that is not a table: any write invalidates it.
+                _ => ALL,
+            },
+        }
+    }
+}
+
 struct Entry {
-    generation: u64,
+    stamp: u64,
     value: Arc<dyn Any + Send + Sync>,
 }
 
 pub(crate) struct Cache {
     enabled: bool,
-    generation: AtomicU64,
+    generations: [AtomicU64; SLOTS],
     map: RwLock<HashMap<Key, Entry>>,
 }
 
@@ -45,11 +114,33 @@ const MAX_ENTRIES: usize = 50_000;
 
 impl Cache {
     pub(crate) fn new(enabled: bool) -> Cache {
-        Cache { enabled, generation: AtomicU64::new(1), map: RwLock::new(HashMap::new()) }
+        Cache { enabled, generations: std::array::from_fn(|_| AtomicU64::new(1)), map: RwLock::new(HashMap::new()) }
     }
 
-    pub(crate) fn bump(&self) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
+    /// Records that a write changed the tables in `touched`.
+    pub(crate) fn bump(&self, touched: Touched) {
+        for (i, g) in self.generations.iter().enumerate() {
+            if touched & (1 << i) != 0 {
+                g.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Records that anything may have changed (a write by another process).
+    pub(crate) fn bump_all(&self) {
+        self.bump(ALL);
+    }
+
+    /// The sum of the generations of `tables`: every counter only grows, so the sum stays the
+    /// same exactly while none of them changes.
+    fn stamp(&self, tables: Touched) -> u64 {
+        let mut s = 0u64;
+        for (i, g) in self.generations.iter().enumerate() {
+            if tables & (1 << i) != 0 {
+                s = s.wrapping_add(g.load(Ordering::Acquire));
+            }
+        }
+        s
     }
 
     pub(crate) async fn get_or_load<T, F, Fut>(&self, key: Key, load: F) -> Result<Arc<T>>
@@ -61,12 +152,12 @@ impl Cache {
         if !self.enabled {
             return load().await.map(Arc::new);
         }
-        // Read the generation before loading: if a write commits while we load, the entry is
-        // stored under the older generation and is never served.
-        let generation = self.generation.load(Ordering::Acquire);
+        // Take the stamp before loading: if a write to one of the tables commits while we load,
+        // the entry is stored under the older stamp and is never served.
+        let stamp = self.stamp(key.tables());
         if let Ok(map) = self.map.read()
             && let Some(e) = map.get(&key)
-            && e.generation == generation
+            && e.stamp == stamp
             && let Ok(v) = e.value.clone().downcast::<T>()
         {
             return Ok(v);
@@ -76,7 +167,7 @@ impl Cache {
             if map.len() >= MAX_ENTRIES {
                 map.clear();
             }
-            map.insert(key, Entry { generation, value: value.clone() });
+            map.insert(key, Entry { stamp, value: value.clone() });
         }
         Ok(value)
     }
@@ -87,14 +178,30 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn serves_until_a_write_commits() {
+    async fn serves_until_a_table_it_reads_changes() {
         let c = Cache::new(true);
-        let a: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(1) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(2) }).await.unwrap();
+        let a: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(1) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(2) }).await.unwrap();
         assert_eq!((*a, *b), (1, 1));
-        c.bump();
-        let d: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(3) }).await.unwrap();
-        assert_eq!(*d, 3);
+        // A write to a table the value does not read leaves it.
+        c.bump(bit("vpcs") | bit("events"));
+        let b: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(3) }).await.unwrap();
+        assert_eq!(*b, 1);
+        c.bump(bit("grants"));
+        let d: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(4) }).await.unwrap();
+        assert_eq!(*d, 4);
+        c.bump_all();
+        let e: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(5) }).await.unwrap();
+        assert_eq!(*e, 5);
+    }
+
+    #[tokio::test]
+    async fn unknown_collections_follow_every_write() {
+        let c = Cache::new(true);
+        let _: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(1) }).await.unwrap();
+        c.bump(bit("events"));
+        let b: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(2) }).await.unwrap();
+        assert_eq!(*b, 2);
     }
 
     #[tokio::test]

@@ -36,7 +36,7 @@ pub struct InterfaceRow {
 const COLS: &str = "id, instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, \
                     vpc_id, subnet_id, vpc_ipv4, nat_1_1, created";
 
-fn interface(r: &Row) -> Result<InterfaceRow> {
+pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
     Ok(InterfaceRow {
         id: r.i64("id")?,
         instance_id: r.i64("instance_id")?,

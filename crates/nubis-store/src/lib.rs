@@ -6,8 +6,9 @@
 //!   concurrency exactly as on SQLite, and a serialization failure surfaces as `Error::Retry` for
 //!   the caller's [`retry`] loop.
 //! - Uniqueness is always a database constraint; a violation surfaces as `Error::Unique`.
-//! - Reads of small per-account collections go through a generation-checked [`cache`] when this
-//!   process is the only writer (SQLite); every commit invalidates it.
+//! - Reads answer one record by key and one page by SQL. A few hot keyed reads (credentials,
+//!   grants, one VPC) go through a [`cache`] when this process is the only writer (SQLite); a
+//!   commit invalidates what reads the tables it changed.
 //! - SQL lives only in this crate: one file per resource, methods named resource first, then verb.
 
 pub mod accounts;
@@ -96,6 +97,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(10, "read_path", "0010_read_path.sql"),
 ];
 
 impl Store {
@@ -180,7 +182,7 @@ impl Store {
                 let Some(inner) = weak.upgrade() else { return };
                 let Ok(v) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else { return };
                 if last.is_some_and(|l| l != v) {
-                    inner.cache.bump();
+                    inner.cache.bump_all();
                 }
                 last = Some(v);
             }
@@ -251,9 +253,11 @@ pub struct Tx<'s> {
 
 impl Tx<'_> {
     pub async fn commit(mut self) -> Result<()> {
+        let mut touched = 0;
         let r = match (&mut self.inner, &self.store.inner.engine) {
             (TxInner::Lite(permit), Engine::Lite(l)) => {
                 let r = l.commit();
+                touched = l.take_touched();
                 permit.take();
                 r
             }
@@ -265,7 +269,7 @@ impl Tx<'_> {
         };
         // Invalidate after the commit (a concurrent reader may have cached pre-commit data) and
         // also after a failed commit (its outcome is unknown).
-        self.store.inner.cache.bump();
+        self.store.inner.cache.bump(touched);
         r
     }
 
@@ -302,6 +306,8 @@ impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if let (TxInner::Lite(Some(_)), Engine::Lite(l)) = (&self.inner, &self.store.inner.engine) {
             l.rollback();
+            // Rolled back: nothing changed.
+            l.take_touched();
         }
     }
 }

@@ -163,3 +163,107 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
     }
 }
+
+/// How one list is read a page at a time: the rows of one account (optionally only those a
+/// restricted user holds a grant on), X-Filter over declared columns, an order, and a count.
+pub(crate) struct Listing<'a> {
+    /// `SELECT <columns> FROM <table> <alias> [JOIN ...]`.
+    pub select: &'a str,
+    /// `FROM <table> <alias> [JOIN ...]`, for the count.
+    pub from: &'a str,
+    /// The column the list is scoped by: the account (`v.account_id`) or a parent record.
+    pub scope: &'a str,
+    /// Further conditions every row meets (`AND ...`), with no bound values.
+    pub and: &'a str,
+    pub cols: &'a [Column],
+    /// The order when the filter names none, and the tie-break when it does (a unique column).
+    pub order: &'a str,
+    /// The `kind` of the kept count in `row_counts` that counts every row of the account (when
+    /// the list has no other condition).
+    pub kept_count: Option<&'a str>,
+}
+
+/// Who reads a list: restricted users see only the entities they hold a grant on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Visibility<'a> {
+    /// The value of [`Listing::scope`]: the account (or the parent record).
+    pub scope_id: i64,
+    /// `(user id, grant kind, id column)` for a restricted user.
+    pub grant: Option<(i64, &'a str, &'a str)>,
+}
+
+fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
+    sql.push(&format!(" WHERE {} = ", l.scope)).bind(Val::I64(v.scope_id));
+    sql.push(l.and);
+    if let Some((user_id, kind, id_col)) = v.grant {
+        sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ").bind(Val::I64(user_id));
+        sql.push(" AND g.kind = ").bind(Val::Str(kind.to_string()));
+        sql.push(&format!(" AND g.entity_id = {id_col})"));
+    }
+}
+
+/// Appends ` LIMIT n OFFSET m` for a page (1-based).
+pub(crate) fn push_page(sql: &mut Sql, page: u64, page_size: u64) {
+    sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+    sql.push(" OFFSET ").bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+}
+
+/// Appends `($1, $2, ...)` binding `ids`; an empty slice gives `(NULL)`, which matches nothing.
+pub(crate) fn push_ids(sql: &mut Sql, ids: &[i64]) {
+    sql.push("(");
+    if ids.is_empty() {
+        sql.push("NULL");
+    }
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.bind(Val::I64(*id));
+    }
+    sql.push(")");
+}
+
+impl crate::Store {
+    /// One page of a list and the number of rows the whole list has.
+    pub(crate) async fn fetch_page(
+        &self,
+        l: &Listing<'_>,
+        v: &Visibility<'_>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<crate::db::Row>, u64)> {
+        let mut sql = Sql::new(l.select);
+        push_scope(&mut sql, l, v);
+        push_filter(&mut sql, self.backend(), l.cols, filter)?;
+        push_order(&mut sql, l.cols, filter, l.order)?;
+        push_page(&mut sql, page, page_size);
+        let rows = sql.query().fetch_all(self.r()).await?;
+
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let total = match l.kept_count {
+            // A page that is not full (and not past the end) tells the total by itself.
+            _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
+                offset.min(i64::MAX as u64) as i64 + rows.len() as i64
+            }
+            _ if rows.is_empty() && page <= 1 => 0,
+            Some(kind) if filter.cond.is_none() && v.grant.is_none() => self.kept_count(v.scope_id, kind).await?,
+            _ => {
+                let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
+                push_scope(&mut count, l, v);
+                push_filter(&mut count, self.backend(), l.cols, filter)?;
+                count.query().fetch_i64(self.r()).await?
+            }
+        };
+        Ok((rows, total.max(0) as u64))
+    }
+
+    /// The kept number of rows of a kind in an account (`row_counts`, kept by triggers).
+    pub(crate) async fn kept_count(&self, account_id: i64, kind: &str) -> Result<i64> {
+        query("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = $1 AND kind = $2")
+            .bind(account_id)
+            .bind(kind)
+            .fetch_i64(self.r())
+            .await
+    }
+}

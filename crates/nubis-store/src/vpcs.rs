@@ -7,8 +7,11 @@ use crate::db::Row;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
+use crate::interfaces::InterfaceRow;
 use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Listing, Sql, Visibility, push_ids};
 use crate::{CacheKey, Store, Tx};
+use nubis_model::filter::{CmpOp, Cond, Filter};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct VpcRow {
@@ -207,5 +210,182 @@ impl Store {
             rows.iter().map(subnet).collect()
         })
         .await
+    }
+}
+
+const VPC_LIST: Listing<'static> = Listing {
+    select: "SELECT v.id, v.account_id, v.label, v.description, v.region, v.created, v.updated FROM vpcs v",
+    from: "FROM vpcs v",
+    scope: "v.account_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "v.id", kind: ColKind::Int },
+        Column { path: "label", expr: "v.label", kind: ColKind::Text },
+        Column { path: "region", expr: "v.region", kind: ColKind::Text },
+        Column { path: "description", expr: "v.description", kind: ColKind::Text },
+        Column { path: "created", expr: "v.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "v.updated", kind: ColKind::Text },
+    ],
+    order: "v.id",
+    kept_count: Some("vpcs"),
+};
+
+/// Whether an instance in this status has its interfaces active (as `Status::is_powered`).
+const POWERED: &str = "i.status IN ('booting', 'running', 'shutting_down', 'rebooting')";
+
+/// A VPC interface with its subnet and whether its instance is powered on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VpcInterface {
+    pub interface: InterfaceRow,
+    pub active: bool,
+}
+
+fn vpc_interface(r: &Row) -> Result<VpcInterface> {
+    Ok(VpcInterface { interface: crate::interfaces::interface(r)?, active: r.bool("is_active")? })
+}
+
+const VPC_IP_SELECT: &str = "SELECT f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, \
+     f.label, f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
+     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
+     FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id JOIN vpc_subnets s ON s.id = f.subnet_id";
+
+const VPC_IP_LIST: Listing<'static> = Listing {
+    select: VPC_IP_SELECT,
+    from: "FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id JOIN vpc_subnets s ON s.id = f.subnet_id",
+    scope: "f.account_id",
+    and: " AND f.purpose = 'vpc'",
+    cols: &[
+        Column { path: "active", expr: POWERED, kind: ColKind::Bool },
+        Column { path: "config_id", expr: "f.instance_id", kind: ColKind::Int },
+        Column { path: "instance_id", expr: "f.instance_id", kind: ColKind::Int },
+        Column { path: "region", expr: "f.region", kind: ColKind::Text },
+        Column { path: "vpc_id", expr: "s.vpc_id", kind: ColKind::Int },
+        Column { path: "subnet_id", expr: "f.subnet_id", kind: ColKind::Int },
+    ],
+    order: "f.id",
+    kept_count: None,
+};
+
+impl Store {
+    /// One VPC of an account.
+    pub async fn vpc_get(&self, account_id: i64, id: i64) -> Result<Option<VpcRow>> {
+        let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1 AND account_id = $2");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(vpc).transpose()
+    }
+
+    /// One page of an account's VPCs (only those `grant_user` holds a grant on, when given) and
+    /// the number of VPCs the whole list has.
+    pub async fn vpcs_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<VpcRow>, u64)> {
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "v.id")) };
+        let (rows, total) = self.fetch_page(&VPC_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(vpc).collect::<Result<_>>()?, total))
+    }
+
+    /// The subnets of some VPCs, in id order.
+    pub async fn subnets_of_vpcs(&self, vpc_ids: &[i64]) -> Result<Vec<SubnetRow>> {
+        if vpc_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE vpc_id IN "));
+        push_ids(&mut sql, vpc_ids);
+        sql.push(" ORDER BY id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(subnet).collect()
+    }
+
+    /// Some subnets by id, in id order.
+    pub async fn subnets_by_ids(&self, ids: &[i64]) -> Result<Vec<SubnetRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE id IN "));
+        push_ids(&mut sql, ids);
+        sql.push(" ORDER BY id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(subnet).collect()
+    }
+
+    /// One subnet of a VPC.
+    pub async fn subnet_get(&self, vpc_id: i64, id: i64) -> Result<Option<SubnetRow>> {
+        let sql = format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE id = $1 AND vpc_id = $2");
+        let row = query(sql).bind(id).bind(vpc_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(subnet).transpose()
+    }
+
+    /// The VPC interfaces on some subnets, in id order, with whether each is active.
+    pub async fn interfaces_on_subnets(&self, subnet_ids: &[i64]) -> Result<Vec<VpcInterface>> {
+        if subnet_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(VPC_IP_SELECT);
+        sql.push(" WHERE f.purpose = 'vpc' AND f.subnet_id IN ");
+        push_ids(&mut sql, subnet_ids);
+        sql.push(" ORDER BY f.id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(vpc_interface).collect()
+    }
+
+    /// One page of the VPC interfaces of an account (of one VPC when given; only on VPCs
+    /// `grant_user` holds a grant on, when given), in interface order.
+    pub async fn vpc_ips_page(
+        &self,
+        account_id: i64,
+        vpc_id: Option<i64>,
+        grant_user: Option<i64>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<VpcInterface>, u64)> {
+        let mut filter = filter.clone();
+        if let Some(id) = vpc_id {
+            let only = Cond::Field { path: "vpc_id".into(), op: CmpOp::Eq, value: id.into() };
+            filter.cond = Some(match filter.cond.take() {
+                Some(c) => Cond::And(vec![only, c]),
+                None => only,
+            });
+        }
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")) };
+        let (rows, total) = self.fetch_page(&VPC_IP_LIST, &v, &filter, page, page_size).await?;
+        Ok((rows.iter().map(vpc_interface).collect::<Result<_>>()?, total))
+    }
+}
+
+const SUBNET_LIST: Listing<'static> = Listing {
+    select: "SELECT s.id, s.vpc_id, s.account_id, s.label, s.ipv4, s.first_v4, s.last_v4, s.created, s.updated \
+             FROM vpc_subnets s",
+    from: "FROM vpc_subnets s",
+    scope: "s.vpc_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "s.id", kind: ColKind::Int },
+        Column { path: "label", expr: "s.label", kind: ColKind::Text },
+        Column { path: "ipv4", expr: "s.ipv4", kind: ColKind::Text },
+        Column { path: "created", expr: "s.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "s.updated", kind: ColKind::Text },
+    ],
+    order: "s.id",
+    kept_count: None,
+};
+
+impl Store {
+    /// One page of the subnets of a VPC and how many the whole list has.
+    pub async fn subnets_page(
+        &self,
+        vpc_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<SubnetRow>, u64)> {
+        let v = Visibility { scope_id: vpc_id, grant: None };
+        let (rows, total) = self.fetch_page(&SUBNET_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(subnet).collect::<Result<_>>()?, total))
     }
 }

@@ -6,8 +6,10 @@ mod validate;
 mod view;
 
 use nubis_model::event::EventEntity;
+use nubis_model::filter::Filter;
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::instance::Status;
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::vpc::{Subnet, Vpc, VpcIp};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
@@ -32,7 +34,7 @@ const LABEL_TAKEN: &str = "Label must be unique among your VPCs";
 const SUBNET_LABEL_TAKEN: &str = "Label must be unique among the VPC's subnets";
 
 impl App {
-    /// Everything the VPC records of an account are built from.
+    /// Everything the VPC records of an account are built from (the address records use it).
     pub(crate) async fn vpc_world(&self, account_id: i64) -> Result<VpcWorld> {
         let subnets = self.store.subnets_of_account(account_id).await?;
         let interfaces = self.store.interfaces_of_account(account_id).await?;
@@ -40,27 +42,53 @@ impl App {
         Ok(VpcWorld::new(&subnets, &interfaces, &instances))
     }
 
+    /// What the records of these subnets are built from, read by key.
+    async fn subnets_world(&self, subnets: Vec<SubnetRow>) -> Result<VpcWorld> {
+        let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
+        let interfaces = self.store.interfaces_on_subnets(&ids).await?;
+        Ok(VpcWorld::of_subnets(subnets, interfaces))
+    }
+
+    /// The records of some VPCs: their subnets and the interfaces on them, read by key.
+    async fn vpc_views(&self, vpcs: &[VpcRow]) -> Result<Vec<Vpc>> {
+        let ids: Vec<i64> = vpcs.iter().map(|v| v.id).collect();
+        let world = self.subnets_world(self.store.subnets_of_vpcs(&ids).await?).await?;
+        Ok(vpcs.iter().map(|v| world.vpc(v)).collect())
+    }
+
+    async fn vpc_view(&self, v: &VpcRow) -> Result<Vpc> {
+        self.vpc_views(std::slice::from_ref(v)).await?.pop().ok_or_else(|| Error::internal("no view of the VPC"))
+    }
+
+    async fn subnet_view(&self, s: SubnetRow) -> Result<Subnet> {
+        let world = self.subnets_world(vec![s]).await?;
+        Ok(world.subnet(&world.subnets[0]))
+    }
+
     /// A VPC of the actor's account the actor may use for `op` (404 otherwise, 403 when the
     /// grant is read_only and the operation writes).
     async fn own_vpc(&self, actor: &Actor, op: Op, id: i64) -> Result<VpcRow> {
-        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
-        let v = vpcs.iter().find(|v| v.id == id).cloned().ok_or(Error::NotFound)?;
+        let v = self.store.vpc_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         self.authorize_entity(actor, op, id).await?;
         Ok(v)
     }
 
-    pub async fn vpc_list(&self, actor: &Actor) -> Result<Vec<Vpc>> {
+    /// The user whose grants limit what a list shows: the actor, when restricted.
+    pub(crate) fn grant_user(actor: &Actor) -> Option<i64> {
+        actor.restricted.then_some(actor.user_id)
+    }
+
+    pub async fn vpc_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Vpc>> {
         self.authorize(actor, Op::VpcList).await?;
-        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
-        let vpcs = self.visible(actor, GrantKind::Vpc, vpcs.to_vec(), |v| v.id).await?;
-        let world = self.vpc_world(actor.account_id).await?;
-        Ok(vpcs.iter().map(|v| world.vpc(v)).collect())
+        let (rows, results) =
+            self.store.vpcs_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size).await?;
+        Ok(Page::new(self.vpc_views(&rows).await?, page, results))
     }
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
         self.authorize(actor, Op::VpcGet).await?;
         let v = self.own_vpc(actor, Op::VpcGet, id).await?;
-        Ok(self.vpc_world(actor.account_id).await?.vpc(&v))
+        self.vpc_view(&v).await
     }
 
     /// Creates a VPC with its subnets in one transaction: one bad subnet refuses the request and
@@ -108,10 +136,8 @@ impl App {
             Ok((v, rows))
         })
         .await?;
-        let world = self.vpc_world(actor.account_id).await?;
-        let mut view = world.vpc(&v);
-        view.subnets = subnets.iter().map(|s| world.subnet(s)).collect();
-        Ok(view)
+        let world = VpcWorld::of_subnets(subnets, Vec::new());
+        Ok(world.vpc(&v))
     }
 
     pub async fn vpc_update(&self, actor: &Actor, id: i64, input: VpcUpdate) -> Result<Vpc> {
@@ -139,7 +165,7 @@ impl App {
             Ok(v)
         })
         .await?;
-        Ok(self.vpc_world(actor.account_id).await?.vpc(&v))
+        self.vpc_view(&v).await
     }
 
     /// Deletes a VPC and its subnets, or nothing when any subnet is in use.
@@ -163,18 +189,25 @@ impl App {
         .await
     }
 
-    pub async fn subnet_list(&self, actor: &Actor, vpc_id: i64) -> Result<Vec<Subnet>> {
+    pub async fn subnet_list(
+        &self,
+        actor: &Actor,
+        vpc_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<Subnet>> {
         self.authorize(actor, Op::SubnetList).await?;
         self.own_vpc(actor, Op::SubnetList, vpc_id).await?;
-        Ok(self.vpc_world(actor.account_id).await?.subnets_of(vpc_id))
+        let (rows, results) = self.store.subnets_page(vpc_id, filter, page.page, page.page_size).await?;
+        let world = self.subnets_world(rows).await?;
+        Ok(Page::new(world.subnets.iter().map(|s| world.subnet(s)).collect(), page, results))
     }
 
     pub async fn subnet_get(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
         self.authorize(actor, Op::SubnetGet).await?;
         self.own_vpc(actor, Op::SubnetGet, vpc_id).await?;
-        let world = self.vpc_world(actor.account_id).await?;
-        let s = world.subnets.iter().find(|s| s.id == id && s.vpc_id == vpc_id).ok_or(Error::NotFound)?;
-        Ok(world.subnet(s))
+        let s = self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
+        self.subnet_view(s).await
     }
 
     /// Creates a subnet; the overlap check and the insert are one transaction, so concurrent
@@ -209,14 +242,14 @@ impl App {
             Ok(row)
         })
         .await?;
-        Ok(self.vpc_world(actor.account_id).await?.subnet(&row))
+        let world = VpcWorld::of_subnets(vec![row], Vec::new());
+        Ok(world.subnet(&world.subnets[0]))
     }
 
     pub async fn subnet_update(&self, actor: &Actor, vpc_id: i64, id: i64, input: SubnetUpdate) -> Result<Subnet> {
         self.authorize(actor, Op::SubnetUpdate).await?;
         self.own_vpc(actor, Op::SubnetUpdate, vpc_id).await?;
-        let subnets = self.store.subnets_of_account(actor.account_id).await?;
-        subnets.iter().find(|s| s.id == id && s.vpc_id == vpc_id).ok_or(Error::NotFound)?;
+        self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
         let mut p = Problems::new();
         if input.ipv4.is_some() {
             p.add("ipv4", "The IPv4 range of a subnet cannot be changed");
@@ -240,7 +273,7 @@ impl App {
             Ok(s)
         })
         .await?;
-        Ok(self.vpc_world(actor.account_id).await?.subnet(&s))
+        self.subnet_view(s).await
     }
 
     pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {
@@ -259,21 +292,41 @@ impl App {
     }
 
     /// `GET /v4/vpcs/ips`: the addresses of every VPC interface of the VPCs the actor may see.
-    pub async fn vpc_ips_list_all(&self, actor: &Actor) -> Result<Vec<VpcIp>> {
+    pub async fn vpc_ips_list_all(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<VpcIp>> {
         self.authorize(actor, Op::VpcIpsListAll).await?;
-        let vpcs = self.store.vpcs_of_account(actor.account_id).await?;
-        let visible: Vec<i64> =
-            self.visible(actor, GrantKind::Vpc, vpcs.iter().map(|v| v.id).collect(), |id| *id).await?;
-        let world = self.vpc_world(actor.account_id).await?;
-        Ok(world.ips(|f| f.vpc_id.is_some_and(|v| visible.contains(&v))))
+        self.vpc_ips_page(actor, None, filter, page).await
     }
 
     /// `GET /v4/vpcs/{vpc_id}/ips`.
-    pub async fn vpc_ips_list(&self, actor: &Actor, vpc_id: i64) -> Result<Vec<VpcIp>> {
+    pub async fn vpc_ips_list(
+        &self,
+        actor: &Actor,
+        vpc_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<VpcIp>> {
         self.authorize(actor, Op::VpcIpsList).await?;
         self.own_vpc(actor, Op::VpcIpsList, vpc_id).await?;
-        let world = self.vpc_world(actor.account_id).await?;
-        Ok(world.ips(|f| f.vpc_id == Some(vpc_id)))
+        self.vpc_ips_page(actor, Some(vpc_id), filter, page).await
+    }
+
+    async fn vpc_ips_page(
+        &self,
+        actor: &Actor,
+        vpc_id: Option<i64>,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<VpcIp>> {
+        let (rows, results) = self
+            .store
+            .vpc_ips_page(actor.account_id, vpc_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .await?;
+        let mut subnet_ids: Vec<i64> = rows.iter().filter_map(|f| f.interface.subnet_id).collect();
+        subnet_ids.sort_unstable();
+        subnet_ids.dedup();
+        let subnets = self.store.subnets_by_ids(&subnet_ids).await?;
+        let world = VpcWorld::of_subnets(subnets, rows);
+        Ok(Page::new(world.ips(|_| true), page, results))
     }
 }
 

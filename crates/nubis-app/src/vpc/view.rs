@@ -1,6 +1,7 @@
-//! Building the VPC, subnet and VPC-address records from the stored rows of one account: the
-//! subnets' `instances` and every `active` flag come from the instances' interfaces and power
-//! states.
+//! Building the VPC, subnet and VPC-address records from stored rows: the subnets' `instances`
+//! and every `active` flag come from the instances' interfaces and power states. A view holds
+//! only the rows of the records it answers (read by key), or, for the address records, those of
+//! one account.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::Ipv4Addr;
@@ -10,7 +11,7 @@ use nubis_model::instance::Status;
 use nubis_model::vpc::{Subnet, SubnetInstance, SubnetInterface, Vpc, VpcIp};
 use nubis_store::instances::InstanceRow;
 use nubis_store::interfaces::InterfaceRow;
-use nubis_store::vpcs::{SubnetRow, VpcRow};
+use nubis_store::vpcs::{SubnetRow, VpcInterface, VpcRow};
 
 /// Everything of an account the VPC records are built from.
 pub(crate) struct VpcWorld {
@@ -28,6 +29,12 @@ impl VpcWorld {
             interfaces: interfaces.iter().filter(|f| f.purpose == "vpc").cloned().collect(),
             powered,
         }
+    }
+
+    /// The world of some subnets, from their interfaces (each with its instance's power state).
+    pub fn of_subnets(subnets: Vec<SubnetRow>, interfaces: Vec<VpcInterface>) -> VpcWorld {
+        let powered = interfaces.iter().map(|f| (f.interface.instance_id, f.active)).collect();
+        VpcWorld { subnets, interfaces: interfaces.into_iter().map(|f| f.interface).collect(), powered }
     }
 
     fn active(&self, instance_id: i64) -> bool {

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::vpc::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 use nubis_model::vpc::{SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, Vpc};
@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
+use crate::list::filter_of;
 use crate::routes::empty;
 
 pub fn router() -> OpenApiRouter<ApiState> {
@@ -27,7 +27,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 
 #[utoipa::path(get, path = "/v4/vpcs", tag = "vpcs", responses((status = 200, description = "A page of VPCs")))]
 async fn vpc_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.vpc_list(&actor).await?, &q, VPC_FILTERABLE)
+    let filter = filter_of(&q, VPC_FILTERABLE)?;
+    Ok(Json(app.vpc_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/vpcs", tag = "vpcs", request_body = VpcCreate, responses((status = 200, body = Vpc)))]
@@ -37,7 +38,8 @@ async fn vpc_create(State(app): State<App>, actor: Auth, ApiJson(body): ApiJson<
 
 #[utoipa::path(get, path = "/v4/vpcs/ips", tag = "vpcs", responses((status = 200, description = "A page of the addresses of every VPC interface")))]
 async fn vpc_ips_list_all(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.vpc_ips_list_all(&actor).await?, &q, VPC_IP_FILTERABLE)
+    let filter = filter_of(&q, VPC_IP_FILTERABLE)?;
+    Ok(Json(app.vpc_ips_list_all(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(get, path = "/v4/vpcs/{vpc_id}", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, body = Vpc)))]
@@ -68,7 +70,8 @@ async fn vpc_ips_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.vpc_ips_list(&actor, id).await?, &q, VPC_IP_FILTERABLE)
+    let filter = filter_of(&q, VPC_IP_FILTERABLE)?;
+    Ok(Json(app.vpc_ips_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of subnets")))]
@@ -78,7 +81,8 @@ async fn subnet_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.subnet_list(&actor, id).await?, &q, SUBNET_FILTERABLE)
+    let filter = filter_of(&q, SUBNET_FILTERABLE)?;
+    Ok(Json(app.subnet_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), request_body = SubnetCreate, responses((status = 200, body = Subnet)))]

@@ -2,7 +2,7 @@
 //! while the writer writes), statements run inline and cached per connection.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use nubis_model::{Error, Result};
@@ -22,6 +22,9 @@ pub(crate) struct Lite {
     path: PathBuf,
     /// For `sqlite::memory:`: a private temporary directory removed on close.
     temp_dir: Option<PathBuf>,
+    /// The tables the open write transaction changed (bits of `cache::bit`), set by an update
+    /// hook on the writer connection.
+    touched: Arc<AtomicU64>,
 }
 
 fn open_conn(path: &Path, pragmas: &str) -> Result<Connection> {
@@ -50,12 +53,19 @@ impl Lite {
             std::fs::create_dir_all(dir).map_err(Error::internal)?;
         }
         let sync = if sync_full { "FULL" } else { "NORMAL" };
-        let writer = open_conn(
+        let mut writer = open_conn(
             &path,
             &format!(
                 "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON;"
             ),
         )?;
+        let touched = Arc::new(AtomicU64::new(0));
+        let seen = touched.clone();
+        writer
+            .update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+                seen.fetch_or(crate::cache::bit(table), Ordering::Relaxed);
+            }))
+            .map_err(map_err)?;
         let readers = (0..readers.max(1))
             .map(|_| {
                 open_conn(&path, "PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;").map(|c| Mutex::new(Some(c)))
@@ -69,6 +79,7 @@ impl Lite {
             sync_full,
             path,
             temp_dir,
+            touched,
         })
     }
 
@@ -126,6 +137,11 @@ impl Lite {
         } else {
             run()
         }
+    }
+
+    /// The tables changed since the last call (the caller has just committed or rolled back).
+    pub(crate) fn take_touched(&self) -> crate::cache::Touched {
+        self.touched.swap(0, Ordering::AcqRel)
     }
 
     pub(crate) fn rollback(&self) {

@@ -27,5 +27,6 @@ mod nodebalancer_walkthrough;
 mod nodebalancers;
 mod profile;
 mod rdns;
+mod read_path;
 mod users;
 mod vpcs;

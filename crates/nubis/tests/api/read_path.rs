@@ -1,0 +1,160 @@
+//! Reads that do not grow with the account: lists are paged, filtered, ordered and counted in
+//! SQL (with a kept count per account), and filters SQL cannot express are refused.
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn labels(page: &Value) -> Vec<String> {
+    page["data"].as_array().unwrap().iter().map(|v| v["label"].as_str().unwrap().to_string()).collect()
+}
+
+fn ids(page: &Value) -> Vec<i64> {
+    page["data"].as_array().unwrap().iter().map(|v| v["id"].as_i64().unwrap()).collect()
+}
+
+/// Creates `n` VPCs `n-000`, `n-001`, ... alternating us-east and us-west, `par` at a time.
+async fn create_vpcs(api: &Api, n: usize, par: usize) -> Vec<i64> {
+    let mut out = Vec::new();
+    for chunk in (0..n).collect::<Vec<_>>().chunks(par) {
+        let reqs = chunk.iter().map(|i| {
+            let region = if i % 2 == 0 { "us-east" } else { "us-west" };
+            api.post(
+                "/vpcs",
+                json!({"label": format!("n-{i:03}"), "region": region, "description": format!("d{}", i % 7)}),
+            )
+        });
+        for r in join_all(reqs).await {
+            out.push(r.ok()["id"].as_i64().unwrap());
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn large_vpc_lists_are_paged_filtered_and_ordered_with_exact_counts() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let created = create_vpcs(&api, 260, 8).await;
+    let mut sorted = created.clone();
+    sorted.sort_unstable();
+
+    let p1 = api.get("/vpcs").await;
+    assert_eq!(p1.ok()["results"], 260);
+    assert_eq!(p1.body["pages"], 3);
+    assert_eq!(ids(&p1.body), sorted[..100].to_vec(), "the first page is the first 100 by id");
+    let p3 = api.get("/vpcs?page=3").await;
+    assert_eq!(ids(p3.ok()), sorted[200..].to_vec());
+    let p4 = api.get("/vpcs?page=4").await;
+    assert_eq!(p4.ok()["data"].as_array().unwrap().len(), 0);
+    assert_eq!(p4.body["results"], 260);
+    let p2 = api.get("/vpcs?page=2&page_size=25").await;
+    assert_eq!(ids(p2.ok()), sorted[25..50].to_vec());
+    assert_eq!(p2.body["pages"], 11);
+
+    let west = api.get_filtered("/vpcs?page=2&page_size=25", r#"{"region": "us-west"}"#).await;
+    assert_eq!(west.ok()["results"], 130);
+    assert_eq!(west.body["pages"], 6);
+    assert!(west.body["data"].as_array().unwrap().iter().all(|v| v["region"] == "us-west"));
+
+    let or = api.get_filtered("/vpcs", r#"{"+or": [{"label": "n-005"}, {"label": "n-250"}, {"label": "nope"}]}"#).await;
+    assert_eq!(labels(or.ok()), ["n-005", "n-250"]);
+    assert_eq!(or.body["results"], 2);
+
+    let and = api
+        .get_filtered(
+            "/vpcs",
+            r#"{"+and": [{"region": "us-east"}, {"description": "d3"}], "+order_by": "label", "+order": "desc"}"#,
+        )
+        .await;
+    let want: Vec<String> = (0..260).rev().filter(|i| i % 2 == 0 && i % 7 == 3).map(|i| format!("n-{i:03}")).collect();
+    assert_eq!(labels(and.ok()), want);
+    assert_eq!(and.body["results"], want.len());
+
+    let cut = sorted[99];
+    let gt = api.get_filtered("/vpcs?page_size=25", &format!(r#"{{"id": {{"+gt": {cut}}}}}"#)).await;
+    assert_eq!(gt.ok()["results"], 160);
+    assert_eq!(ids(&gt.body), sorted[100..125].to_vec());
+    let range =
+        api.get_filtered("/vpcs", &format!(r#"{{"id": {{"+gte": {}, "+lt": {}}}}}"#, sorted[10], sorted[20])).await;
+    assert_eq!(ids(range.ok()), sorted[10..20].to_vec());
+    let neq = api.get_filtered("/vpcs", r#"{"region": {"+neq": "us-east"}}"#).await;
+    assert_eq!(neq.ok()["results"], 130);
+    let contains = api.get_filtered("/vpcs", r#"{"label": {"+contains": "-25"}, "+order_by": "label"}"#).await;
+    assert_eq!(
+        labels(contains.ok()),
+        ["n-250", "n-251", "n-252", "n-253", "n-254", "n-255", "n-256", "n-257", "n-258", "n-259"]
+    );
+
+    let desc = api.get_filtered("/vpcs?page=2", r#"{"+order_by": "label", "+order": "desc"}"#).await;
+    assert_eq!(desc.ok()["data"][0]["label"], "n-159");
+    assert_eq!(desc.body["results"], 260);
+
+    // Deletes are counted too.
+    for id in &created[..10] {
+        api.delete(&format!("/vpcs/{id}")).await.ok();
+    }
+    assert_eq!(api.get("/vpcs").await.ok()["results"], 250);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM vpcs").await, 250);
+}
+
+#[tokio::test]
+async fn the_kept_vpc_count_matches_the_rows_after_concurrent_creates_and_deletes() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let created = create_vpcs(&api, 120, 12).await;
+    let paths: Vec<String> = created.iter().step_by(3).map(|id| format!("/vpcs/{id}")).collect();
+    for r in join_all(paths.iter().map(|p| api.delete(p))).await {
+        r.ok();
+    }
+    let rows = db_scalar(&s, "SELECT COUNT(*) FROM vpcs").await;
+    assert_eq!(rows, 80);
+    assert_eq!(api.get("/vpcs?page_size=25").await.ok()["results"], rows);
+    assert_eq!(db_scalar(&s, "SELECT CAST(SUM(n) AS BIGINT) FROM row_counts WHERE kind = 'vpcs'").await, rows);
+}
+
+#[tokio::test]
+async fn filters_sql_cannot_express_are_refused_on_x_filter() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    api.post("/vpcs", json!({"label": "one", "region": "us-east"})).await.ok();
+    for (path, filter) in [
+        ("/vpcs", r#"{"id": "seven"}"#),
+        ("/vpcs", r#"{"id": {"+contains": "7"}}"#),
+        ("/vpcs", r#"{"label": 5}"#),
+        ("/vpcs", r#"{"label": {"+gt": 5}}"#),
+        ("/vpcs", r#"{"region": true}"#),
+        ("/vpcs", r#"{"subnets": 1}"#),
+        ("/vpcs", r#"{"+order_by": "subnets"}"#),
+        ("/vpcs/ips", r#"{"active": {"+gt": true}}"#),
+        ("/vpcs/ips", r#"{"active": "yes"}"#),
+        ("/vpcs/ips", r#"{"vpc_id": 1.5}"#),
+    ] {
+        let r = api.get_filtered(path, filter).await;
+        r.expect_error(400, "X-Filter");
+    }
+    // What SQL can express is answered.
+    api.get_filtered("/vpcs/ips", r#"{"active": false}"#).await.ok();
+}
+
+#[tokio::test]
+async fn a_restricted_users_vpc_list_counts_only_what_it_is_granted() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let created = create_vpcs(&api, 40, 8).await;
+    let (_, bob) = user_with_token(&s, "bobpages", true, "*").await;
+    let granted: Vec<Value> =
+        created.iter().step_by(10).map(|id| json!({"id": id, "permissions": "read_only"})).collect();
+    api.put("/account/users/bobpages/grants", json!({"vpc": granted})).await.ok();
+    let page = bob.get("/vpcs?page_size=25").await;
+    assert_eq!(page.ok()["results"], 4);
+    assert_eq!(page.body["pages"], 1);
+    let mut want: Vec<i64> = created.iter().step_by(10).copied().collect();
+    want.sort_unstable();
+    assert_eq!(ids(&page.body), want);
+    let west = bob.get_filtered("/vpcs", r#"{"region": "us-west"}"#).await;
+    assert_eq!(west.ok()["results"], 0, "every granted VPC is in us-east (even positions)");
+    bob.get(&format!("/vpcs/{}", created[1])).await.expect_error(404, "-");
+    bob.get(&format!("/vpcs/{}", created[10])).await.ok();
+}
