@@ -193,3 +193,13 @@ def client(nubis):
 @pytest.fixture(scope="session")
 def cli(nubis):
     return Cli(nubis)
+
+
+@pytest.fixture()
+def fresh_nubis():
+    """A server of its own for one test (for tests that may change or delete any record)."""
+    server = Nubis()
+    try:
+        yield server
+    finally:
+        server.stop()

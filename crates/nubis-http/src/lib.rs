@@ -46,9 +46,10 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::nodebalancers::router())
 }
 
-/// The OpenAPI document of the whole API.
-pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    api_router().into_openapi()
+/// The OpenAPI document of the whole API, as served (with the standard answers of
+/// [`openapi::contract`]).
+pub fn openapi_document() -> serde_json::Value {
+    openapi::contract(&api_router().into_openapi())
 }
 
 /// (method, path template, operationId) of every documented operation.
@@ -82,7 +83,7 @@ pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
     let (router, doc) = api_router().split_for_parts();
     let routes =
         Routes::new(operations(&doc).into_iter().filter_map(|(m, p, id)| Op::from_name(&id).map(|op| (m, p, op))));
-    let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
+    let doc_json = Arc::new(serde_json::to_string(&openapi::contract(&doc)).unwrap_or_else(|_| "{}".into()));
     middleware::prometheus();
     let router = router
         .route(

@@ -1,6 +1,7 @@
 //! The OpenAPI document, generated from the handlers' annotations, so it always describes what
 //! the server does.
 
+use serde_json::{Value, json};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -29,5 +30,106 @@ impl Modify for Bearer {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
         doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    }
+}
+
+/// The standard answers every operation can give besides its own, added to the document in one
+/// place so that documenting an operation stays local to its handler's annotation:
+///
+/// - `400` (the envelope names each field): operations that take a body, change something (a
+///   refusal), or read a list (paging and `X-Filter`);
+/// - `401` and `403`: every operation that needs a token (`403`: scope, grants);
+/// - `404`: operations on a path with an id (absent, or another account's);
+/// - `413`: operations that take a body;
+/// - `429`: every operation that needs a token (rate limit per token).
+///
+/// Public operations (the policy table's `public` rows) are marked as needing no authentication
+/// (`security: []`). Lists get their `page`, `page_size` and `X-Filter` parameters.
+pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
+    let mut v = serde_json::to_value(doc).unwrap_or_else(|_| json!({}));
+    if let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) {
+        for (path, item) in paths.iter_mut() {
+            let Some(item) = item.as_object_mut() else { continue };
+            for (method, op) in item.iter_mut() {
+                if !matches!(method.as_str(), "get" | "post" | "put" | "delete" | "patch") {
+                    continue;
+                }
+                document_operation(path, method, op);
+            }
+        }
+    }
+    v
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}
+    })
+}
+
+fn document_operation(path: &str, method: &str, op: &mut Value) {
+    let id = op.get("operationId").and_then(Value::as_str).unwrap_or_default().to_string();
+    let public = nubis_app::Op::from_name(&id).is_some_and(|o| o.policy().public);
+    let has_body = op.get("requestBody").is_some();
+    let ok_has_body = op.pointer("/responses/200/content").is_some();
+    let is_list = method == "get" && id.ends_with("_list") && !ok_has_body;
+    if is_list {
+        let params = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
+        if let Some(Value::Array(params)) = params {
+            params.push(
+                json!({"name": "page", "in": "query", "required": false, "description": "The page to return (from 1)",
+                "schema": {"type": "integer", "format": "int64", "minimum": 1}}),
+            );
+            params.push(json!({"name": "page_size", "in": "query", "required": false, "description": "Records per page",
+                "schema": {"type": "integer", "format": "int64", "minimum": nubis_model::page::MIN_PAGE_SIZE, "maximum": nubis_model::page::MAX_PAGE_SIZE}}));
+            params.push(json!({"name": "X-Filter", "in": "header", "required": false,
+                "description": "A JSON filter and order over the list's filterable fields", "schema": {"type": "string"}}));
+        }
+    }
+    let has_query = op
+        .get("parameters")
+        .and_then(Value::as_array)
+        .is_some_and(|ps| ps.iter().any(|p| p.get("in").and_then(Value::as_str) == Some("query")));
+    let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    // OpenAPI requires a description on every response.
+    for r in responses.values_mut() {
+        if let Some(r) = r.as_object_mut() {
+            r.entry("description").or_insert_with(|| json!("Success"));
+        }
+    }
+    let mut add = |code: &str, description: &str| {
+        responses.entry(code.to_string()).or_insert_with(|| error_response(description));
+    };
+    if has_body || method != "get" || is_list || has_query {
+        add("400", "Invalid request or refused: the envelope names each field at fault");
+    }
+    if !public {
+        add("401", "No token, or an invalid, expired or revoked one");
+        add("403", "The token's scopes or the user's grants do not allow this operation");
+        add("429", "Too many requests for this token; retry after `Retry-After` seconds");
+    }
+    if path.contains('{') {
+        add("404", "No such record in this account");
+    }
+    if has_body {
+        add("413", "Request body too large");
+    }
+    if public && let Some(o) = op.as_object_mut() {
+        o.insert("security".into(), json!([]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_contract_pass_completes_the_document() {
+        let doc = crate::openapi_document();
+        let put = &doc["paths"]["/v4/vpcs/{vpc_id}"]["put"]["responses"];
+        for code in ["200", "400", "401", "403", "404", "413", "429"] {
+            assert!(put.get(code).is_some(), "PUT /v4/vpcs/{{vpc_id}} documents {code}: {put}");
+        }
+        assert_eq!(doc["paths"]["/v4/regions"]["get"]["security"], serde_json::json!([]));
+        assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
     }
 }

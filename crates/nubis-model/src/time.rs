@@ -65,7 +65,10 @@ impl utoipa::PartialSchema for Timestamp {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::schema::ObjectBuilder::new()
             .schema_type(utoipa::openapi::schema::Type::String)
-            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime)))
+            // The API's time values have no offset (UTC is implied), so they are not RFC 3339
+            // `date-time`s: a pattern says exactly what is sent.
+            .pattern(Some(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"))
+            .description(Some("A UTC date and time, YYYY-MM-DDTHH:MM:SS"))
             .examples([serde_json::json!("2026-01-01T00:01:01")])
             .into()
     }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
 use crate::list::page_of;
 use crate::routes::empty;
@@ -61,7 +61,7 @@ async fn user_delete(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/account/users/{username}/grants", tag = "account", params(("username" = String, Path)), responses((status = 200, body = GrantsView), (status = 204, description = "Unrestricted user: no grants apply")))]
+#[utoipa::path(get, path = "/v4/account/users/{username}/grants", tag = "account", params(("username" = String, Path)), responses((status = 200, body = GrantsView), (status = 204, description = "Unrestricted user: no grants apply"), (status = 400, body = ErrorEnvelope, description = "The account owner or the current user (their grants are read elsewhere)")))]
 async fn user_grants_get(
     State(app): State<App>,
     actor: Auth,
