@@ -13,7 +13,9 @@ use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::{Row, query};
 use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
+use nubis_model::filter::Filter;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirewallRow {
@@ -409,5 +411,91 @@ impl Store {
         .fetch_all(self.r())
         .await?;
         rows.iter().map(|r| Ok((r.i64("nodebalancer_id")?, rules_of(&r.str("rules")?)?))).collect()
+    }
+}
+
+const FIREWALL_LIST: Listing<'static> = Listing {
+    select: "SELECT f.id, f.account_id, f.label, f.status, f.rules, f.tags, f.created, f.updated FROM firewalls f",
+    from: "FROM firewalls f",
+    scope: "f.account_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "f.id", kind: ColKind::Int },
+        Column { path: "label", expr: "f.label", kind: ColKind::Text },
+        Column { path: "created", expr: "f.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "f.updated", kind: ColKind::Text },
+        Column { path: "tags", expr: "f.tags", kind: ColKind::Tags },
+    ],
+    order: "f.id",
+    kept_count: Some("firewalls"),
+};
+
+const DEVICE_LIST: Listing<'static> = Listing {
+    select: DEVICE_SELECT,
+    from: "FROM firewall_devices d",
+    scope: "d.firewall_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "d.id", kind: ColKind::Int },
+        Column { path: "created", expr: "d.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "d.updated", kind: ColKind::Text },
+    ],
+    order: "d.id",
+    kept_count: None,
+};
+
+impl Store {
+    /// One firewall of an account.
+    pub async fn firewall_get(&self, account_id: i64, id: i64) -> Result<Option<FirewallRow>> {
+        let sql = format!("SELECT {COLS} FROM firewalls WHERE id = $1 AND account_id = $2");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(firewall).transpose()
+    }
+
+    /// One page of an account's firewalls (only those `grant_user` holds a grant on, when given;
+    /// only those assigned to the service `(kind, id)`, when given) and how many the list has.
+    pub async fn firewalls_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        service: Option<(DeviceType, i64)>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<FirewallRow>, u64)> {
+        let and = service.map(|(kind, id)| {
+            let before = match kind {
+                DeviceType::Instance => {
+                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.instance_id = "
+                }
+                DeviceType::Nodebalancer => {
+                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.nodebalancer_id = "
+                }
+            };
+            (before, id, ")")
+        });
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "firewall", "f.id")), and };
+        let (rows, total) = self.fetch_page(&FIREWALL_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(firewall).collect::<Result<_>>()?, total))
+    }
+
+    /// One page of a firewall's devices and how many it has.
+    pub async fn firewall_devices_page(
+        &self,
+        firewall_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<DeviceRow>, u64)> {
+        let v = Visibility { scope_id: firewall_id, grant: None, and: None };
+        let (rows, total) = self.fetch_page(&DEVICE_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(device).collect::<Result<_>>()?, total))
+    }
+
+    /// One device of a firewall.
+    pub async fn firewall_device_get(&self, firewall_id: i64, id: i64) -> Result<Option<DeviceRow>> {
+        let sql = format!("{DEVICE_SELECT} WHERE d.id = $1 AND d.firewall_id = $2");
+        let row = query(sql).bind(id).bind(firewall_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(device).transpose()
     }
 }

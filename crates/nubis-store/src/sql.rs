@@ -54,6 +54,9 @@ pub(crate) enum ColKind {
     Int,
     Text,
     Bool,
+    /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
+    /// this element", `+neq` "does not hold it", `+contains` "an element contains this text".
+    Tags,
 }
 
 /// A filterable field and the SQL expression that yields it.
@@ -117,6 +120,20 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
         Cond::Field { path, op, value } => {
             let col = column(cols, path)?;
             let v = typed(col, *op, value)?;
+            let instr = match backend {
+                Backend::Sqlite => "instr",
+                Backend::Postgres => "strpos",
+            };
+            if col.kind == ColKind::Tags {
+                let Val::Str(s) = v else { unreachable!("typed() gives a string") };
+                let element = serde_json::to_string(&s).map_err(Error::internal)?;
+                match op {
+                    CmpOp::Eq => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(element)).push(") > 0"),
+                    CmpOp::Neq => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(element)).push(") = 0"),
+                    _ => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(s)).push(") > 0"),
+                };
+                return Ok(());
+            }
             match op {
                 CmpOp::Contains => {
                     let f = match backend {
@@ -161,6 +178,10 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         (ColKind::Text, _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
+        (ColKind::Tags, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {
+            Ok(Val::Str(s.clone()))
+        }
+        (ColKind::Tags, _) => Err(bad(format!("'{path}' needs a string, compared for equality or +contains"))),
     }
 }
 
@@ -190,6 +211,8 @@ pub(crate) struct Visibility<'a> {
     pub scope_id: i64,
     /// `(user id, grant kind, id column)` for a restricted user.
     pub grant: Option<(i64, &'a str, &'a str)>,
+    /// One more condition with one bound value: `(text before, value, text after)`.
+    pub and: Option<(&'a str, i64, &'a str)>,
 }
 
 fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
@@ -199,6 +222,9 @@ fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
         sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ").bind(Val::I64(user_id));
         sql.push(" AND g.kind = ").bind(Val::Str(kind.to_string()));
         sql.push(&format!(" AND g.entity_id = {id_col})"));
+    }
+    if let Some((before, value, after)) = v.and {
+        sql.push(before).bind(Val::I64(value)).push(after);
     }
 }
 
@@ -247,7 +273,9 @@ impl crate::Store {
                 offset.min(i64::MAX as u64) as i64 + rows.len() as i64
             }
             _ if rows.is_empty() && page <= 1 => 0,
-            Some(kind) if filter.cond.is_none() && v.grant.is_none() => self.kept_count(v.scope_id, kind).await?,
+            Some(kind) if filter.cond.is_none() && v.grant.is_none() && v.and.is_none() => {
+                self.kept_count(v.scope_id, kind).await?
+            }
             _ => {
                 let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
                 push_scope(&mut count, l, v);

@@ -284,7 +284,7 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VpcRow>, u64)> {
-        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "v.id")) };
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "v.id")), and: None };
         let (rows, total) = self.fetch_page(&VPC_LIST, &v, filter, page, page_size).await?;
         Ok((rows.iter().map(vpc).collect::<Result<_>>()?, total))
     }
@@ -352,7 +352,7 @@ impl Store {
                 None => only,
             });
         }
-        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")) };
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")), and: None };
         let (rows, total) = self.fetch_page(&VPC_IP_LIST, &v, &filter, page, page_size).await?;
         Ok((rows.iter().map(vpc_interface).collect::<Result<_>>()?, total))
     }
@@ -384,7 +384,7 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<SubnetRow>, u64)> {
-        let v = Visibility { scope_id: vpc_id, grant: None };
+        let v = Visibility { scope_id: vpc_id, grant: None, and: None };
         let (rows, total) = self.fetch_page(&SUBNET_LIST, &v, filter, page, page_size).await?;
         Ok((rows.iter().map(subnet).collect::<Result<_>>()?, total))
     }

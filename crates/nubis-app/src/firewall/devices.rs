@@ -11,8 +11,10 @@
 //! service already has another enabled one.
 
 use nubis_model::event::EventEntity;
+use nubis_model::filter::Filter;
 use nubis_model::firewall::{DeviceEntity, DeviceType, Firewall, FirewallDevice};
 use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::firewalls::{DeviceRow, FirewallRow, NewDevice};
@@ -213,7 +215,7 @@ impl App {
         firewall_id: i64,
         field: &str,
     ) -> Result<()> {
-        let exists = self.store.firewalls_of_account(actor.account_id).await?.iter().any(|f| f.id == firewall_id);
+        let exists = self.store.firewall_get(actor.account_id, firewall_id).await?.is_some();
         let access = if exists {
             self.require_permission(actor, GrantKind::Firewall, firewall_id, Permission::ReadWrite).await
         } else {
@@ -230,18 +232,23 @@ impl App {
     }
 
     /// `GET .../devices`: the firewall's devices in id order.
-    pub async fn firewall_device_list(&self, actor: &Actor, firewall_id: i64) -> Result<Vec<FirewallDevice>> {
+    pub async fn firewall_device_list(
+        &self,
+        actor: &Actor,
+        firewall_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<FirewallDevice>> {
         self.authorize(actor, Op::FirewallDeviceList).await?;
         self.own_firewall(actor, Op::FirewallDeviceList, firewall_id).await?;
-        let all = self.store.firewall_devices_of_account(actor.account_id).await?;
-        Ok(all.iter().filter(|d| d.firewall_id == firewall_id).map(device_view).collect())
+        let (rows, results) = self.store.firewall_devices_page(firewall_id, filter, page.page, page.page_size).await?;
+        Ok(Page::new(rows.iter().map(device_view).collect(), page, results))
     }
 
     pub async fn firewall_device_get(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<FirewallDevice> {
         self.authorize(actor, Op::FirewallDeviceGet).await?;
         self.own_firewall(actor, Op::FirewallDeviceGet, firewall_id).await?;
-        let all = self.store.firewall_devices_of_account(actor.account_id).await?;
-        all.iter().find(|d| d.id == id && d.firewall_id == firewall_id).map(device_view).ok_or(Error::NotFound)
+        self.store.firewall_device_get(firewall_id, id).await?.as_ref().map(device_view).ok_or(Error::NotFound)
     }
 
     /// Assigns the firewall to a service, applying its rules there. Event `firewall_device_add`.
@@ -322,23 +329,39 @@ impl App {
 
     /// The firewalls assigned to a service, in firewall id order, that the actor may see
     /// (restricted users see only firewalls they have a grant on).
-    pub(crate) async fn service_firewalls(&self, actor: &Actor, kind: DeviceType, id: i64) -> Result<Vec<Firewall>> {
-        let devices = self.store.firewall_devices_of_account(actor.account_id).await?;
-        let firewalls = self.store.firewalls_of_account(actor.account_id).await?;
-        let assigned: Vec<_> = firewalls
-            .iter()
-            .filter(|f| devices.iter().any(|d| d.firewall_id == f.id && d.kind == kind && d.entity_id == id))
-            .cloned()
-            .collect();
-        let visible = self.visible(actor, GrantKind::Firewall, assigned, |f| f.id).await?;
-        Ok(visible.iter().map(firewall_view).collect())
+    pub(crate) async fn service_firewalls(
+        &self,
+        actor: &Actor,
+        kind: DeviceType,
+        id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<Firewall>> {
+        let (rows, results) = self
+            .store
+            .firewalls_page(
+                actor.account_id,
+                Self::grant_user(actor),
+                Some((kind, id)),
+                filter,
+                page.page,
+                page.page_size,
+            )
+            .await?;
+        Ok(Page::new(rows.iter().map(firewall_view).collect(), page, results))
     }
 
     /// `GET /v4/nodebalancers/{nodebalancer_id}/firewalls`.
-    pub async fn nodebalancer_firewalls_list(&self, actor: &Actor, nodebalancer_id: i64) -> Result<Vec<Firewall>> {
+    pub async fn nodebalancer_firewalls_list(
+        &self,
+        actor: &Actor,
+        nodebalancer_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<Firewall>> {
         self.authorize(actor, Op::NodebalancerFirewallsList).await?;
         self.store.nodebalancer_ref(actor.account_id, nodebalancer_id).await?.ok_or(Error::NotFound)?;
         self.authorize_entity(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
-        self.service_firewalls(actor, DeviceType::Nodebalancer, nodebalancer_id).await
+        self.service_firewalls(actor, DeviceType::Nodebalancer, nodebalancer_id, filter, page).await
     }
 }

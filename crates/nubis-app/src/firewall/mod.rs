@@ -14,10 +14,12 @@
 mod devices;
 
 use nubis_model::event::{EventEntity, NewEvent};
+use nubis_model::filter::Filter;
 use nubis_model::firewall::{
     DeviceType, Firewall, FirewallRules, FirewallStatus, parse_rules, parse_rules_update, validate_label,
 };
 use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::validate::tag_problem;
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
@@ -140,17 +142,18 @@ impl App {
     /// A firewall of the actor's account the actor may use for `op` (404 otherwise, 403 when the
     /// grant is read_only and the operation writes).
     pub(crate) async fn own_firewall(&self, actor: &Actor, op: Op, id: i64) -> Result<FirewallRow> {
-        let all = self.store.firewalls_of_account(actor.account_id).await?;
-        let f = all.iter().find(|f| f.id == id).cloned().ok_or(Error::NotFound)?;
+        let f = self.store.firewall_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         self.authorize_entity(actor, op, id).await?;
         Ok(f)
     }
 
-    pub async fn firewall_list(&self, actor: &Actor) -> Result<Vec<Firewall>> {
+    pub async fn firewall_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Firewall>> {
         self.authorize(actor, Op::FirewallList).await?;
-        let all = self.store.firewalls_of_account(actor.account_id).await?;
-        let visible = self.visible(actor, GrantKind::Firewall, all.to_vec(), |f| f.id).await?;
-        Ok(visible.iter().map(firewall_view).collect())
+        let (rows, results) = self
+            .store
+            .firewalls_page(actor.account_id, Self::grant_user(actor), None, filter, page.page, page.page_size)
+            .await?;
+        Ok(Page::new(rows.iter().map(firewall_view).collect(), page, results))
     }
 
     pub async fn firewall_get(&self, actor: &Actor, id: i64) -> Result<Firewall> {

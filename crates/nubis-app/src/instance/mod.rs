@@ -227,10 +227,16 @@ impl App {
 
     /// `GET .../firewalls`: the firewalls the instance is a device of (enabled or not) that the
     /// actor may see.
-    pub async fn instance_firewalls_list(&self, actor: &Actor, id: i64) -> Result<Vec<Firewall>> {
+    pub async fn instance_firewalls_list(
+        &self,
+        actor: &Actor,
+        id: i64,
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<Firewall>> {
         self.authorize(actor, Op::InstanceFirewallsList).await?;
         self.own_instance(actor, Op::InstanceFirewallsList, id).await?;
-        self.service_firewalls(actor, DeviceType::Instance, id).await
+        self.service_firewalls(actor, DeviceType::Instance, id, filter, page).await
     }
 
     /// `GET .../nodebalancers`: the balancers the instance is a back end of (that the actor may

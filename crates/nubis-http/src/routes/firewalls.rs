@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::firewall::{DeviceCreate, FirewallCreate, FirewallUpdate};
 use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallRules};
@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
+use crate::list::filter_of;
 use crate::routes::empty;
 
 pub fn router() -> OpenApiRouter<ApiState> {
@@ -27,7 +27,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 
 #[utoipa::path(get, path = "/v4/networking/firewalls", tag = "firewalls", responses((status = 200, description = "A page of firewalls")))]
 async fn firewall_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.firewall_list(&actor).await?, &q, FIREWALL_FILTERABLE)
+    let filter = filter_of(&q, FIREWALL_FILTERABLE)?;
+    Ok(Json(app.firewall_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/networking/firewalls", tag = "firewalls", request_body = FirewallCreate, responses((status = 200, body = Firewall)))]
@@ -86,7 +87,8 @@ async fn firewall_device_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.firewall_device_list(&actor, id).await?, &q, DEVICE_FILTERABLE)
+    let filter = filter_of(&q, DEVICE_FILTERABLE)?;
+    Ok(Json(app.firewall_device_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/networking/firewalls/{firewall_id}/devices", tag = "firewalls", params(("firewall_id" = i64, Path)), request_body = DeviceCreate, responses((status = 200, body = FirewallDevice)))]
@@ -125,5 +127,6 @@ async fn nodebalancer_firewalls_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.nodebalancer_firewalls_list(&actor, id).await?, &q, FIREWALL_FILTERABLE)
+    let filter = filter_of(&q, FIREWALL_FILTERABLE)?;
+    Ok(Json(app.nodebalancer_firewalls_list(&actor, id, &filter, q.page).await?).into_response())
 }

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
 use nubis_app::ip::{IpAllocate, IpUpdate};
@@ -140,7 +140,8 @@ async fn instance_firewalls_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.instance_firewalls_list(&actor, id).await?, &q, FIREWALL_FILTERABLE)
+    let filter = crate::list::filter_of(&q, FIREWALL_FILTERABLE)?;
+    Ok(Json(app.instance_firewalls_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/nodebalancers", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the load balancers the instance is a back end of")))]

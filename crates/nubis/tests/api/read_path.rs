@@ -158,3 +158,38 @@ async fn a_restricted_users_vpc_list_counts_only_what_it_is_granted() {
     bob.get(&format!("/vpcs/{}", created[1])).await.expect_error(404, "-");
     bob.get(&format!("/vpcs/{}", created[10])).await.ok();
 }
+
+#[tokio::test]
+async fn firewall_lists_are_paged_and_filtered_in_sql_including_tags() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for i in 0..60 {
+        let tags = if i % 3 == 0 { json!(["blue", "edge"]) } else { json!(["green"]) };
+        crate::firewalls::create_firewall(&api, &format!("fw-{i:02}"), json!({"tags": tags})).await;
+    }
+    let p = api.get("/networking/firewalls?page=3&page_size=25").await;
+    assert_eq!(p.ok()["results"], 60);
+    assert_eq!(p.body["pages"], 3);
+    assert_eq!(labels(&p.body), (50..60).map(|i| format!("fw-{i:02}")).collect::<Vec<_>>());
+    let blue = api.get_filtered("/networking/firewalls", r#"{"tags": "blue"}"#).await;
+    assert_eq!(blue.ok()["results"], 20);
+    assert!(
+        blue.body["data"].as_array().unwrap().iter().all(|f| f["tags"].as_array().unwrap().contains(&json!("blue")))
+    );
+    let not_blue = api.get_filtered("/networking/firewalls", r#"{"tags": {"+neq": "blue"}}"#).await;
+    assert_eq!(not_blue.ok()["results"], 40);
+    let part = api.get_filtered("/networking/firewalls", r#"{"tags": {"+contains": "ree"}}"#).await;
+    assert_eq!(part.ok()["results"], 40);
+    let both = api
+        .get_filtered(
+            "/networking/firewalls",
+            r#"{"+and": [{"tags": "edge"}, {"label": {"+gte": "fw-30"}}], "+order_by": "label", "+order": "desc"}"#,
+        )
+        .await;
+    assert_eq!(
+        labels(both.ok()),
+        ["fw-57", "fw-54", "fw-51", "fw-48", "fw-45", "fw-42", "fw-39", "fw-36", "fw-33", "fw-30"]
+    );
+    api.get_filtered("/networking/firewalls", r#"{"tags": {"+gt": "a"}}"#).await.expect_error(400, "X-Filter");
+    api.get_filtered("/networking/firewalls", r#"{"tags": 3}"#).await.expect_error(400, "X-Filter");
+}
