@@ -12,6 +12,7 @@
 
 pub mod accounts;
 mod cache;
+pub mod controls;
 pub(crate) mod db;
 pub mod events;
 pub mod firewalls;
@@ -96,6 +97,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(9, "test_controls", "0009_test_controls.sql"),
 ];
 
 impl Store {

@@ -7,6 +7,7 @@ mod support;
 mod admin_cli;
 mod assign;
 mod auth;
+mod controls;
 mod conventions;
 mod coverage;
 mod dnsd;
