@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use nubis_app::App;
 use nubis_app::controls::clock::{ClockAdvance, ClockSet};
+use nubis_app::controls::fixtures::FixtureReport;
 use nubis_app::controls::state::{Snapshot, SnapshotCreate, StateChange};
 use nubis_app::controls::{Clock, Fault, FaultCreate, Operator};
 use nubis_model::Error;
@@ -67,6 +68,7 @@ pub fn controls_router() -> OpenApiRouter<ApiState> {
         .routes(routes!(snapshot_delete))
         .routes(routes!(snapshot_restore))
         .routes(routes!(state_reset))
+        .routes(routes!(fixtures_load))
 }
 
 /// The OpenAPI document of the control API.
@@ -196,6 +198,13 @@ async fn snapshot_restore(
 #[utoipa::path(post, path = "/nubis/v1/reset", tag = "state", responses((status = 200, body = StateChange)))]
 async fn state_reset(State(app): State<App>, Op(op): Op) -> ApiResult<Json<StateChange>> {
     Ok(Json(app.state_reset(&op).await?))
+}
+
+/// The body is the fixture file itself, YAML or JSON.
+#[utoipa::path(post, path = "/nubis/v1/fixtures", tag = "state", request_body(content = String, content_type = "application/yaml"), responses((status = 200, body = FixtureReport)))]
+async fn fixtures_load(State(app): State<App>, Op(op): Op, body: axum::body::Bytes) -> ApiResult<Json<FixtureReport>> {
+    let text = std::str::from_utf8(&body).map_err(|_| ApiError(Error::invalid("fixtures", "Must be UTF-8 text")))?;
+    Ok(Json(app.fixtures_load(&op, text).await?))
 }
 
 /// (method, template) of every route of the public API.

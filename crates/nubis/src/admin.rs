@@ -73,7 +73,11 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             println!("instance {id}: live migration {}", if on { "on" } else { "off" });
             Ok(())
         }
-        AdminCommand::Clock(_) | AdminCommand::Fault(_) | AdminCommand::Snapshot(_) | AdminCommand::Reset => {
+        AdminCommand::Clock(_)
+        | AdminCommand::Fault(_)
+        | AdminCommand::Snapshot(_)
+        | AdminCommand::Reset
+        | AdminCommand::Fixtures { .. } => {
             unreachable!("handled by controls::run")
         }
         AdminCommand::Outbox => {

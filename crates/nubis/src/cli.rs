@@ -82,6 +82,10 @@ pub struct ServeArgs {
     /// missing.
     #[arg(long, env = "NUBIS_OPERATOR_TOKEN", hide_env_values = true)]
     pub operator_token: Option<String>,
+    /// Load a fixture file (YAML or JSON: accounts, users, tokens, VPCs, firewalls, instances,
+    /// balancers) at start-up, through the application's rules; a bad file stops the start.
+    #[arg(long, env = "NUBIS_FIXTURES")]
+    pub fixtures: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -132,6 +136,11 @@ pub enum AdminCommand {
     Snapshot(SnapshotCommand),
     /// Back to a fresh first-run state with the same bootstrap token (test controls).
     Reset,
+    /// Load a fixture file into the running server (test controls).
+    Fixtures {
+        /// YAML or JSON.
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]

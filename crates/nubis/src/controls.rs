@@ -6,29 +6,41 @@ use serde_json::{Value, json};
 
 use crate::cli::{AdminCommand, ClockCommand, FaultCommand, RemoteArgs, SnapshotCommand};
 
+enum Body {
+    Json(Value),
+    Text(String),
+}
+
 /// Whether the command drives a running server rather than the database.
 pub fn is_remote(c: &AdminCommand) -> bool {
-    matches!(c, AdminCommand::Clock(_) | AdminCommand::Fault(_) | AdminCommand::Snapshot(_) | AdminCommand::Reset)
+    matches!(
+        c,
+        AdminCommand::Clock(_)
+            | AdminCommand::Fault(_)
+            | AdminCommand::Snapshot(_)
+            | AdminCommand::Reset
+            | AdminCommand::Fixtures { .. }
+    )
 }
 
 pub async fn run(remote: &RemoteArgs, command: AdminCommand) -> anyhow::Result<()> {
     let (method, path, body) = match command {
         AdminCommand::Clock(ClockCommand::Show) => ("GET", "/nubis/v1/clock".to_string(), None),
         AdminCommand::Clock(ClockCommand::Advance { seconds }) => {
-            ("POST", "/nubis/v1/clock/advance".into(), Some(json!({ "seconds": seconds })))
+            ("POST", "/nubis/v1/clock/advance".into(), Some(Body::Json(json!({ "seconds": seconds }))))
         }
         AdminCommand::Clock(ClockCommand::Set { now }) => {
-            ("POST", "/nubis/v1/clock/set".into(), Some(json!({ "now": now })))
+            ("POST", "/nubis/v1/clock/set".into(), Some(Body::Json(json!({ "now": now }))))
         }
         AdminCommand::Clock(ClockCommand::Reset) => ("POST", "/nubis/v1/clock/reset".into(), None),
         AdminCommand::Fault(FaultCommand::Add { json }) => {
             let body: Value = serde_json::from_str(&json).context("the fault must be a JSON object")?;
-            ("POST", "/nubis/v1/faults".into(), Some(body))
+            ("POST", "/nubis/v1/faults".into(), Some(Body::Json(body)))
         }
         AdminCommand::Fault(FaultCommand::List) => ("GET", "/nubis/v1/faults".into(), None),
         AdminCommand::Fault(FaultCommand::Delete { id }) => ("DELETE", format!("/nubis/v1/faults/{id}"), None),
         AdminCommand::Snapshot(SnapshotCommand::Save { name }) => {
-            ("POST", "/nubis/v1/snapshots".into(), Some(json!({ "name": name })))
+            ("POST", "/nubis/v1/snapshots".into(), Some(Body::Json(json!({ "name": name }))))
         }
         AdminCommand::Snapshot(SnapshotCommand::Restore { name }) => {
             ("POST", format!("/nubis/v1/snapshots/{name}/restore"), None)
@@ -38,6 +50,10 @@ pub async fn run(remote: &RemoteArgs, command: AdminCommand) -> anyhow::Result<(
             ("DELETE", format!("/nubis/v1/snapshots/{name}"), None)
         }
         AdminCommand::Reset => ("POST", "/nubis/v1/reset".into(), None),
+        AdminCommand::Fixtures { file } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            ("POST", "/nubis/v1/fixtures".into(), Some(Body::Text(text)))
+        }
         _ => bail!("not a test-control command"),
     };
     let token = remote
@@ -54,7 +70,8 @@ pub async fn run(remote: &RemoteArgs, command: AdminCommand) -> anyhow::Result<(
     };
     let req = req.bearer_auth(token);
     let req = match body {
-        Some(b) => req.json(&b),
+        Some(Body::Json(b)) => req.json(&b),
+        Some(Body::Text(t)) => req.header("content-type", "application/yaml").body(t),
         None => req,
     };
     let res = req.send().await.with_context(|| format!("{method} {url}"))?;

@@ -37,6 +37,20 @@ fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A refused fixture file, one line per problem: `FILE: FIELD: line N: reason`.
+fn fixture_error(path: &Path, e: nubis_model::Error) -> anyhow::Error {
+    match e {
+        nubis_model::Error::Invalid(v) => {
+            let lines: Vec<String> = v
+                .iter()
+                .map(|f| format!("{}: {}: {}", path.display(), f.field.as_deref().unwrap_or("-"), f.reason))
+                .collect();
+            anyhow::anyhow!("the fixture file was refused:\n{}", lines.join("\n"))
+        }
+        other => anyhow::anyhow!("loading {}: {other}", path.display()),
+    }
+}
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -74,6 +88,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     if let Some(t) = &args.operator_token {
         app.admin_operator_token_create("serve --operator-token", Some(t)).await?;
+    }
+    if let Some(path) = &args.fixtures {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let report = app.fixtures_apply(&text).await.map_err(|e| fixture_error(path, e))?;
+        tracing::info!(?report, "fixtures loaded");
     }
 
     let transport = match &args.smtp_url {

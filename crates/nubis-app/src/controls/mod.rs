@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod faults;
+pub mod fixtures;
 
 pub mod state;
 

@@ -374,3 +374,88 @@ async fn snapshots_restore_the_whole_state_fast_and_reset_starts_over() {
     ctl.delete("/snapshots/base").await.ok();
     ctl.post_empty("/snapshots/base/restore").await.expect_error(404, "-");
 }
+
+const TEAM: &str = include_str!("../../../../examples/fixtures/team.yaml");
+
+#[tokio::test]
+async fn fixtures_at_start_up_go_through_every_rule() {
+    let dir = std::env::temp_dir().join(unique("nubis-fixture-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("team.yaml");
+    std::fs::write(&file, TEAM).unwrap();
+    let (s, _ctl) = controlled(&["--fixtures", file.to_str().unwrap()], None).await;
+    let owner = s.api_with("acme-owner-token-0000000000000001");
+    assert_eq!(owner.get("/profile").await.ok()["username"], "acme-owner");
+    assert_eq!(vpc_labels(&owner).await, vec!["backend"]);
+    let insts = owner.get("/compute/instances").await;
+    let labels: Vec<&str> =
+        insts.ok()["data"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, vec!["web-1", "worker-1"]);
+    let web = &insts.body["data"][0];
+    let fws = owner.get(&format!("/compute/instances/{}/firewalls", id(web))).await;
+    assert_eq!(fws.ok()["data"][0]["label"], "web-fw");
+    let nb = owner.get("/nodebalancers").await;
+    let nb_id = nb.ok()["data"][0]["id"].as_i64().unwrap();
+    let configs = owner.get(&format!("/nodebalancers/{nb_id}/configs")).await;
+    let config_id = configs.ok()["data"][0]["id"].as_i64().unwrap();
+    let nodes = owner.get(&format!("/nodebalancers/{nb_id}/configs/{config_id}/nodes")).await;
+    let private = web["ipv4"].as_array().unwrap().iter().find(|a| a.as_str().unwrap().starts_with("192.168.")).unwrap();
+    assert_eq!(nodes.ok()["data"][0]["address"], format!("{}:80", private.as_str().unwrap()));
+    // Through the application layer: the events of each creation are there.
+    let actions = event_actions(&owner).await;
+    for a in ["vpc_create", "firewall_create", "instance_create", "nodebalancer_create"] {
+        assert!(actions.iter().any(|x| x == a), "{a} missing from {actions:?}");
+    }
+    // The restricted user's fixed token works and sees nothing without grants.
+    let dev = s.api_with("acme-dev-token-000000000000000001");
+    assert_eq!(dev.get("/compute/instances").await.ok()["results"], 0);
+    // The bootstrap account is untouched.
+    assert!(vpc_labels(&s.api()).await.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_bad_fixture_file_is_refused_with_line_and_field_and_nothing_stays() {
+    let (s, ctl) = controlled(&[], None).await;
+    let bad = "accounts:\n  - company: Bad Co\n    owner: bad-owner\n    email: o@bad.test\n    tokens:\n      - value: bad-owner-token-000000000000001\n    vpcs:\n      - label: ok-net\n        region: us-east\n      - label: \"not ok!\"\n        region: us-east\n";
+    let r = ctl.raw(reqwest::Method::POST, "/fixtures", bad.as_bytes().to_vec().leak(), Some("application/yaml")).await;
+    r.expect_error(400, "accounts[0].vpcs[1].label");
+    assert!(r.text.contains("line 10"), "{}", r.text);
+    // Nothing of the file stays: not the account, not its token, not its first VPC.
+    s.api_with("bad-owner-token-000000000000001").get("/profile").await.expect_error(401, "-");
+    let (_, accounts, _) = s.admin(&["account", "list"]);
+    assert!(!accounts.contains("Bad Co"), "{accounts}");
+    // A type error names its line and field too.
+    let r = ctl
+        .raw(
+            reqwest::Method::POST,
+            "/fixtures",
+            b"accounts:\n  - company: X\n    owner: x-owner\n    email: x@x.test\n    existing: perhaps\n",
+            None,
+        )
+        .await;
+    r.expect_error(400, "accounts[0].existing");
+    assert!(r.text.contains("line 5"), "{}", r.text);
+    // And a good one loads, into an existing account as well.
+    let good =
+        "accounts:\n  - owner: admin\n    existing: true\n    vpcs:\n      - {label: from-fixture, region: us-east}\n";
+    let r = ctl.raw(reqwest::Method::POST, "/fixtures", good.as_bytes().to_vec().leak(), None).await;
+    assert_eq!(r.ok()["vpcs"], 1);
+    assert_eq!(vpc_labels(&s.api()).await, vec!["from-fixture"]);
+    // At start-up, a bad file stops the server with the line and field.
+    let dir = std::env::temp_dir().join(unique("nubis-badfix-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.yaml"), bad).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", "sqlite::memory:", "--data-dir"])
+        .arg(&dir)
+        .arg("--fixtures")
+        .arg(dir.join("bad.yaml"))
+        .env("NUBIS_LOG", "error")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("accounts[0].vpcs[1].label") && err.contains("line 10"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
