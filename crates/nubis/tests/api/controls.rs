@@ -459,3 +459,73 @@ async fn a_bad_fixture_file_is_refused_with_line_and_field_and_nothing_stays() {
     assert!(err.contains("accounts[0].vpcs[1].label") && err.contains("line 10"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A balancer with one http config (connection checks every 2 s) and a node per back end.
+async fn balancer(api: &Api, backends: &[(&str, &str)]) -> (Value, i64, Vec<i64>) {
+    let nb = api.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
+    let id = nb["id"].as_i64().unwrap();
+    let body = json!({"port": 80, "check": "connection", "check_interval": 2, "check_timeout": 1, "check_attempts": 1});
+    let cid = api.post(&format!("/nodebalancers/{id}/configs"), body).await.ok()["id"].as_i64().unwrap();
+    let mut nodes = Vec::new();
+    for (label, addr) in backends {
+        let n = json!({"label": format!("node-{label}"), "address": format!("{addr}:80")});
+        nodes.push(api.post(&format!("/nodebalancers/{id}/configs/{cid}/nodes"), n).await.ok()["id"].as_i64().unwrap());
+    }
+    (nb, cid, nodes)
+}
+
+#[tokio::test]
+async fn a_node_forced_down_reports_down_and_gets_no_traffic_until_the_fault_goes() {
+    use crate::lb_support::*;
+    let (s, ctl) = controlled(&[], Some(lb_config())).await;
+    let api = s.api();
+    let (_, a_ip) = backend_instance(&api, "us-east").await;
+    let (_, b_ip) = backend_instance(&api, "us-east").await;
+    let _a = Backend::http("a", mapped(&a_ip, 80)).await;
+    let _b = Backend::http("b", mapped(&b_ip, 80)).await;
+    let (nb, cid, nodes) = balancer(&api, &[("a", &a_ip), ("b", &b_ip)]).await;
+    let nb_id = nb["id"].as_i64().unwrap();
+    let addr = lb_addr(&nb, 80);
+    until_serving(addr).await;
+    until_nodes_status(&api, nb_id, cid, 2, 0).await;
+    let f = ctl.post("/faults", json!({"kind": "node_down", "node_id": nodes[0]})).await.ok().clone();
+    until_nodes_status(&api, nb_id, cid, 1, 1).await;
+    let node = api.get(&format!("/nodebalancers/{nb_id}/configs/{cid}/nodes/{}", nodes[0])).await;
+    assert_eq!(node.ok()["status"], "DOWN");
+    // The data plane sends nothing to it, although its back end is up.
+    eventually(30, "traffic only to b", || async move {
+        let hits = spread(addr, 6).await;
+        (hits.get("b") == Some(&6)).then_some(())
+    })
+    .await;
+    ctl.delete(&format!("/faults/{}", f["id"])).await.ok();
+    until_nodes_status(&api, nb_id, cid, 2, 0).await;
+    eventually(30, "traffic to both again", || async move {
+        let hits = spread(addr, 8).await;
+        (hits.len() == 2).then_some(())
+    })
+    .await;
+    ctl.post("/faults", json!({"kind": "node_down"})).await.expect_error(400, "node_id");
+    ctl.post("/faults", json!({"kind": "node_down", "node_id": 99999})).await.expect_error(400, "node_id");
+}
+
+#[tokio::test]
+async fn listeners_follow_a_restored_state() {
+    use crate::lb_support::*;
+    let (s, ctl) = controlled(&[], Some(lb_config())).await;
+    let api = s.api();
+    let (_, ip) = backend_instance(&api, "us-east").await;
+    let _backend = Backend::http("a", mapped(&ip, 80)).await;
+    ctl.post("/snapshots", json!({"name": "no-balancer"})).await.ok();
+    let (nb, _, _) = balancer(&api, &[("a", &ip)]).await;
+    let addr = lb_addr(&nb, 80);
+    until_serving(addr).await;
+    ctl.post("/snapshots", json!({"name": "with-balancer"})).await.ok();
+    ctl.post_empty("/snapshots/no-balancer/restore").await.ok();
+    until_refused(addr).await;
+    assert_eq!(api.get("/nodebalancers").await.ok()["results"], 0);
+    ctl.post_empty("/snapshots/with-balancer/restore").await.ok();
+    until_serving(addr).await;
+    ctl.post_empty("/reset").await.ok();
+    until_refused(addr).await;
+}
