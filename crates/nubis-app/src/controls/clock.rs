@@ -121,3 +121,39 @@ impl App {
         if failed.is_empty() { Ok(()) } else { Err(Error::Internal(failed.join("; "))) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::controls::Operator;
+
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+
+    fn count(_app: &App) -> HookFuture<'_> {
+        Box::pin(async {
+            RAN.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+    }
+
+    #[tokio::test]
+    async fn moving_the_clock_forward_runs_the_time_hooks() {
+        let store = nubis_store::Store::open("sqlite::memory:", &Default::default()).await.unwrap();
+        let app = App::new(store, Default::default()).unwrap();
+        app.on_time_moved("count", count);
+        // The form an area's line in TIME_MOVED takes.
+        app.on_time_moved("closure", |app| {
+            Box::pin(async move { app.healthy().await.then_some(()).ok_or(nubis_model::Error::internal("down")) })
+        });
+        let op = Operator { _private: () };
+        app.clock_advance(&op, ClockAdvance { seconds: Some(1) }).await.unwrap();
+        assert_eq!(RAN.load(Ordering::SeqCst), 1);
+        // Resetting goes back, which causes nothing.
+        app.clock_reset(&op).await;
+        assert_eq!(RAN.load(Ordering::SeqCst), 1);
+        assert!(app.clock_advance(&op, ClockAdvance { seconds: Some(0) }).await.is_err());
+        app.store().close().await;
+    }
+}
