@@ -86,6 +86,31 @@ async fn admin_token_create_operator_prints_a_token_the_controls_accept() {
     s.api().get("/vpcs").await.status_is(503);
     let (ok, _, err) = s.admin(&["--url", &base, "--operator-token", "wrong-token-xxxxxxxx", "clock", "show"]);
     assert!(!ok && err.contains("401"), "{err}");
+    // Snapshots, reset and fixtures from scripts.
+    let ctl_cli = |args: &[&str]| {
+        let mut all = vec!["--url", base.as_str(), "--operator-token", token];
+        all.extend_from_slice(args);
+        let (ok, out, err) = s.admin(&all);
+        assert!(ok, "{args:?}: {err}");
+        out
+    };
+    ctl_cli(&["snapshot", "save", "empty"]);
+    vpc(&s.api(), "cli-net").await;
+    assert!(ctl_cli(&["snapshot", "list"]).contains("\"empty\""));
+    ctl_cli(&["snapshot", "restore", "empty"]);
+    assert!(vpc_labels(&s.api()).await.is_empty());
+    let file = s.dir.join("fixture.yaml");
+    std::fs::write(
+        &file,
+        "accounts:\n  - owner: admin\n    existing: true\n    vpcs: [{label: cli-fixture, region: us-east}]\n",
+    )
+    .unwrap();
+    assert!(ctl_cli(&["fixtures", file.to_str().unwrap()]).contains("\"vpcs\": 1"));
+    assert_eq!(vpc_labels(&s.api()).await, vec!["cli-fixture"]);
+    ctl_cli(&["reset"]);
+    assert!(vpc_labels(&s.api()).await.is_empty());
+    ctl_cli(&["clock", "reset"]);
+    ctl_cli(&["snapshot", "delete", "empty"]);
 }
 
 #[tokio::test]
