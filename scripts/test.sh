@@ -25,4 +25,7 @@ else
   echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
   if [ "${NUBIS_REQUIRE_POSTGRES:-0}" = 1 ]; then exit 1; fi
 fi
+echo "==> example suites of the test controls (examples/pytest, Rust recipe)"
+scripts/examples-test.sh
+
 echo "==> all tests passed"

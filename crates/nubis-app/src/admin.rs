@@ -41,11 +41,17 @@ impl App {
         if secret.len() < 16 {
             return Err(Error::invalid("bootstrap-token", "Must be at least 16 characters"));
         }
-        let secret = &secret;
+        let created = self.bootstrap_hashed(&hash_secret_hex(&secret)).await?;
+        Ok(created.then_some(secret))
+    }
+
+    /// The same with the token's hash (a reset keeps the bootstrap token); true when it created
+    /// the account. The hash is also recorded for later resets.
+    pub(crate) async fn bootstrap_hashed(&self, hash: &str) -> Result<bool> {
         retry(|| async move {
             let mut tx = self.store.begin().await?;
             if !tx.accounts_empty().await? {
-                return Ok(None);
+                return Ok(false);
             }
             let now = Timestamp::now();
             let euuid = new_euuid();
@@ -69,19 +75,19 @@ impl App {
                     created: now,
                 })
                 .await?;
-            let hash = hash_secret_hex(secret);
             tx.token_insert(&NewToken {
                 user_id: user.id,
                 label: "bootstrap",
                 scopes: "*",
-                secret_hash: &hash,
+                secret_hash: hash,
                 kind: "pat",
                 created: now,
                 expiry: None,
             })
             .await?;
+            tx.control_setting_set(crate::controls::BOOTSTRAP_HASH, hash).await?;
             tx.commit().await?;
-            Ok(Some(secret.clone()))
+            Ok(true)
         })
         .await
     }

@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+pub mod controls;
 mod dns;
 pub mod events;
 pub mod firewall;
@@ -52,6 +53,8 @@ pub struct AppInner {
     pub(crate) dns: Arc<dns::ForwardDns>,
     /// Where the load balancers' desired state is published for the data plane.
     pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
+    /// The test controls' faults and time hooks.
+    pub controls: controls::Controls,
 }
 
 impl std::ops::Deref for App {
@@ -89,6 +92,7 @@ impl App {
             private_pool,
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
+            controls: Default::default(),
         })))
     }
 

@@ -2,6 +2,7 @@
 //! X-Filter, rate limiting, the request pipeline and the generated OpenAPI document.
 
 pub mod compat;
+pub mod controls;
 pub mod error;
 pub mod extract;
 pub mod list;
@@ -94,7 +95,17 @@ pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
             }),
         )
         .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics));
+    // The test controls: injected faults on the public routes, and the control API itself;
+    // neither exists when the controls are disabled.
+    let router = if app.controls_enabled() {
+        router
+            .route_layer(axum::middleware::from_fn_with_state(app.clone(), controls::apply_faults))
+            .merge(controls::router())
+    } else {
+        router
+    };
+    let router = router
         .route_layer(axum::middleware::from_fn(middleware::record_route))
         .fallback(|| async { ApiError::status(StatusCode::NOT_FOUND, None, "Not found") })
         .method_not_allowed_fallback(|| async {

@@ -15,6 +15,7 @@ pub struct Config {
     pub runtime: RuntimeConfig,
     pub dns: DnsConfig,
     pub dataplane: DataplaneConfig,
+    pub controls: ControlsConfig,
 }
 
 /// How the data plane reaches addresses.
@@ -176,6 +177,21 @@ impl Default for DataplaneConfig {
     }
 }
 
+/// The test controls (`/nubis/v1`: clock, faults, snapshots, fixtures).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControlsConfig {
+    /// false: nothing of the test controls is reachable (`/nubis/v1/...` is an unknown route),
+    /// as production deployments want.
+    pub enabled: bool,
+}
+
+impl Default for ControlsConfig {
+    fn default() -> Self {
+        ControlsConfig { enabled: true }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -187,6 +203,7 @@ impl Default for Config {
             runtime: RuntimeConfig::default(),
             dns: DnsConfig::default(),
             dataplane: DataplaneConfig::default(),
+            controls: ControlsConfig::default(),
         }
     }
 }

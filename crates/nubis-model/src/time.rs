@@ -1,17 +1,44 @@
 //! Timestamps: UTC, whole seconds, written `YYYY-MM-DDTHH:MM:SS` in JSON and in the database.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use chrono::{NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub const FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
 
+/// Seconds added to the system time by [`Timestamp::now`]: the one clock every time rule reads.
+/// Zero unless the test controls move it (`/nubis/v1/clock`). One per process: each
+/// `nubis serve` is its own process.
+static CLOCK_OFFSET_SECS: AtomicI64 = AtomicI64::new(0);
+
+/// The clock's offset from the system time, in seconds.
+pub fn clock_offset() -> i64 {
+    CLOCK_OFFSET_SECS.load(Ordering::SeqCst)
+}
+
+/// Sets the clock's offset from the system time (0: real time again).
+pub fn set_clock_offset(secs: i64) {
+    CLOCK_OFFSET_SECS.store(secs, Ordering::SeqCst);
+}
+
+/// Adds to the clock's offset; returns the new offset.
+pub fn advance_clock(secs: i64) -> i64 {
+    CLOCK_OFFSET_SECS.fetch_add(secs, Ordering::SeqCst).saturating_add(secs)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(pub NaiveDateTime);
 
 impl Timestamp {
+    /// Now, by the one clock (the system time plus the test controls' offset).
     pub fn now() -> Self {
-        let t = Utc::now().naive_utc();
-        Timestamp(t.with_nanosecond_zero())
+        Timestamp::real_now().plus_seconds(clock_offset())
+    }
+    /// Now by the system time, ignoring the test controls' offset (only for what is not a rule:
+    /// logs, metrics).
+    pub fn real_now() -> Self {
+        Timestamp(Utc::now().naive_utc().with_nanosecond_zero())
     }
     pub fn parse(s: &str) -> Option<Self> {
         NaiveDateTime::parse_from_str(s, FORMAT)
@@ -86,5 +113,16 @@ mod tests {
         assert_eq!(serde_json::to_string(&t).unwrap(), "\"2018-01-01T00:01:01\"");
         let now = Timestamp::now().to_string();
         assert_eq!(now.len(), 19, "{now}");
+    }
+
+    #[test]
+    fn the_clock_moves_by_its_offset() {
+        let real = Timestamp::real_now();
+        set_clock_offset(86_400);
+        let moved = Timestamp::now();
+        assert_eq!(advance_clock(60), 86_460);
+        set_clock_offset(0);
+        let d = moved.unix() - real.unix();
+        assert!((86_400..86_402).contains(&d), "{d}");
     }
 }

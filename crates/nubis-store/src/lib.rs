@@ -13,6 +13,7 @@
 
 pub mod accounts;
 mod cache;
+pub mod controls;
 pub(crate) mod db;
 pub mod events;
 pub mod firewalls;
@@ -97,6 +98,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(9, "test_controls", "0009_test_controls.sql"),
     migration!(10, "read_path", "0010_read_path.sql"),
 ];
 

@@ -5,6 +5,7 @@ use nubis_model::Error;
 use nubis_app::admin::InstanceFlag;
 
 use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, TokenCommand, UserCommand};
+use crate::controls;
 
 fn fail(e: Error) -> anyhow::Error {
     match e {
@@ -19,6 +20,10 @@ fn fail(e: Error) -> anyhow::Error {
 
 pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(crate::cli::LogFormat::Text);
+    // The test controls act on the running server (its clock and faults live in its process).
+    if controls::is_remote(&args.command) {
+        return controls::run(&args.remote, args.command).await;
+    }
     let app = crate::serve::open(&args.state).await?;
     let result = match args.command {
         AdminCommand::Account(AccountCommand::Create { company, username, email, parent }) => {
@@ -46,7 +51,13 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        AdminCommand::Token(TokenCommand::Create { username, scopes, expiry_days, label }) => {
+        AdminCommand::Token(TokenCommand::Create { operator: true, label, .. }) => {
+            let secret = app.admin_operator_token_create(&label, None).await.map_err(fail)?;
+            println!("{secret}");
+            Ok(())
+        }
+        AdminCommand::Token(TokenCommand::Create { username, scopes, expiry_days, label, .. }) => {
+            let username = username.unwrap_or_default();
             let secret = app.admin_token_create(&username, &scopes, expiry_days, &label).await.map_err(fail)?;
             println!("{secret}");
             Ok(())
@@ -61,6 +72,13 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             app.admin_instance_flag(id, InstanceFlag::LiveMigration, on).await.map_err(fail)?;
             println!("instance {id}: live migration {}", if on { "on" } else { "off" });
             Ok(())
+        }
+        AdminCommand::Clock(_)
+        | AdminCommand::Fault(_)
+        | AdminCommand::Snapshot(_)
+        | AdminCommand::Reset
+        | AdminCommand::Fixtures { .. } => {
+            unreachable!("handled by controls::run")
         }
         AdminCommand::Outbox => {
             for m in app.admin_outbox().await.map_err(fail)? {

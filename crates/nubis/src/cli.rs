@@ -75,14 +75,38 @@ pub struct ServeArgs {
     /// Do not run the load-balancer data plane in this process.
     #[arg(long, env = "NUBIS_NO_DATAPLANE")]
     pub no_dataplane: bool,
+    /// Disable the test controls (`/nubis/v1`) entirely, whatever the configuration says.
+    #[arg(long, env = "NUBIS_NO_CONTROLS")]
+    pub no_controls: bool,
+    /// An operator token (at least 16 characters) for the test controls, created at start-up if
+    /// missing.
+    #[arg(long, env = "NUBIS_OPERATOR_TOKEN", hide_env_values = true)]
+    pub operator_token: Option<String>,
+    /// Load a fixture file (YAML or JSON: accounts, users, tokens, VPCs, firewalls, instances,
+    /// balancers) at start-up, through the application's rules; a bad file stops the start.
+    #[arg(long, env = "NUBIS_FIXTURES")]
+    pub fixtures: Option<PathBuf>,
 }
 
 #[derive(Args)]
 pub struct AdminArgs {
     #[command(flatten)]
     pub state: StateArgs,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     #[command(subcommand)]
     pub command: AdminCommand,
+}
+
+/// Where the running server is, for the commands that drive its test controls.
+#[derive(Args, Clone)]
+pub struct RemoteArgs {
+    /// Base URL of the running nubis (for clock, fault, snapshot, reset and fixtures).
+    #[arg(long, env = "NUBIS_URL", default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// Operator token for the test controls.
+    #[arg(long, env = "NUBIS_OPERATOR_TOKEN", hide_env_values = true)]
+    pub operator_token: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -101,6 +125,63 @@ pub enum AdminCommand {
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// The running server's clock (test controls).
+    #[command(subcommand)]
+    Clock(ClockCommand),
+    /// Faults injected into the running server (test controls).
+    #[command(subcommand)]
+    Fault(FaultCommand),
+    /// Snapshots of the running server's whole state (test controls).
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
+    /// Back to a fresh first-run state with the same bootstrap token (test controls).
+    Reset,
+    /// Load a fixture file into the running server (test controls).
+    Fixtures {
+        /// YAML or JSON.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ClockCommand {
+    /// Print the clock.
+    Show,
+    /// Move the clock forward.
+    Advance {
+        /// Seconds.
+        seconds: i64,
+    },
+    /// Set the clock (not before the system time).
+    Set {
+        /// `YYYY-MM-DDTHH:MM:SS`
+        now: String,
+    },
+    /// Back to the system time.
+    Reset,
+}
+
+#[derive(Subcommand)]
+pub enum FaultCommand {
+    /// Inject a fault; the JSON is the body of `POST /nubis/v1/faults`, such as
+    /// `{"route": "GET /v4/vpcs", "status": 503, "count": 2}`.
+    Add { json: String },
+    /// List the active faults.
+    List,
+    /// Remove a fault.
+    Delete { id: i64 },
+}
+
+#[derive(Subcommand)]
+pub enum SnapshotCommand {
+    /// Save the whole state under a name.
+    Save { name: String },
+    /// Replace the whole state with a snapshot.
+    Restore { name: String },
+    /// List the snapshots.
+    List,
+    /// Delete a snapshot.
+    Delete { name: String },
 }
 
 #[derive(Subcommand)]
@@ -164,10 +245,14 @@ pub enum UserCommand {
 
 #[derive(Subcommand)]
 pub enum TokenCommand {
-    /// Issue a personal access token for a user; prints it once.
+    /// Issue a personal access token for a user (or, with `--operator`, an operator token for
+    /// the test controls); prints it once.
     Create {
-        #[arg(long)]
-        username: String,
+        #[arg(long, required_unless_present = "operator")]
+        username: Option<String>,
+        /// An operator token: it reaches the test controls (`/nubis/v1`) and nothing else.
+        #[arg(long, conflicts_with_all = ["username", "expiry_days"])]
+        operator: bool,
         /// `*` or space-separated scopes such as `vpc:read_write events:read_only`.
         #[arg(long, default_value = "*")]
         scopes: String,

@@ -4,6 +4,7 @@
 mod admin;
 mod cli;
 mod config;
+mod controls;
 mod logging;
 mod serve;
 

@@ -12,7 +12,16 @@ use nubis_store::{Store, StoreOptions};
 
 /// Opens the store and the application on the state the arguments name.
 pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
-    let config = crate::config::load(state.config.as_deref())?;
+    open_with(state, |_| {}).await
+}
+
+/// The same, adjusting the configuration first.
+pub async fn open_with(
+    state: &StateArgs,
+    adjust: impl FnOnce(&mut nubis_model::config::Config),
+) -> anyhow::Result<App> {
+    let mut config = crate::config::load(state.config.as_deref())?;
+    adjust(&mut config);
     std::fs::create_dir_all(&state.data_dir).with_context(|| format!("creating {}", state.data_dir.display()))?;
     let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
     let url = state.database_url();
@@ -26,6 +35,20 @@ fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
     let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&path)?;
     writeln!(f, "{secret}")?;
     Ok(())
+}
+
+/// A refused fixture file, one line per problem: `FILE: FIELD: line N: reason`.
+fn fixture_error(path: &Path, e: nubis_model::Error) -> anyhow::Error {
+    match e {
+        nubis_model::Error::Invalid(v) => {
+            let lines: Vec<String> = v
+                .iter()
+                .map(|f| format!("{}: {}: {}", path.display(), f.field.as_deref().unwrap_or("-"), f.reason))
+                .collect();
+            anyhow::anyhow!("the fixture file was refused:\n{}", lines.join("\n"))
+        }
+        other => anyhow::anyhow!("loading {}: {other}", path.display()),
+    }
 }
 
 async fn shutdown_signal() {
@@ -47,7 +70,8 @@ async fn shutdown_signal() {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(args.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let app = open(&args.state).await?;
+    let no_controls = args.no_controls;
+    let app = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
 
     if let Some(secret) = app.bootstrap(args.bootstrap_token.as_deref()).await? {
         if args.bootstrap_token.is_none() {
@@ -60,6 +84,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         } else {
             tracing::info!("created the account owner 'admin' with the bootstrap token");
         }
+    }
+
+    if let Some(t) = &args.operator_token {
+        app.admin_operator_token_create("serve --operator-token", Some(t)).await?;
+    }
+    if let Some(path) = &args.fixtures {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let report = app.fixtures_apply(&text).await.map_err(|e| fixture_error(path, e))?;
+        tracing::info!(?report, "fixtures loaded");
     }
 
     let transport = match &args.smtp_url {

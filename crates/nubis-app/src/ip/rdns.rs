@@ -79,7 +79,12 @@ impl App {
                     return Err(Error::invalid("rdns", "Must be a host name such as www.example.com"));
                 }
                 let addr: IpAddr = ip.address.parse().map_err(Error::internal)?;
-                match self.dns.resolves_to(&name, addr).await {
+                let lookup = if self.controls.faults.take_rdns_lookup(actor.account_id) {
+                    Err(format!("the lookup of {} failed (injected fault)", normalize(&name)))
+                } else {
+                    self.dns.resolves_to(&name, addr).await
+                };
+                match lookup {
                     Ok(true) => Some(normalize(&name)),
                     Ok(false) => {
                         return Err(Error::invalid(

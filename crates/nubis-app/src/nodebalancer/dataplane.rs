@@ -50,6 +50,7 @@ fn build(
     nodes: &[NodeRow],
     firewalls: &HashMap<i64, Arc<nubis_model::firewall::CompiledRules>>,
     version: u64,
+    forced_down: &dyn Fn(i64) -> bool,
 ) -> DesiredState {
     let mut nodes_by: HashMap<i64, Vec<NodeSpec>> = HashMap::new();
     for n in nodes {
@@ -57,7 +58,12 @@ fn build(
             id: n.id,
             address: SocketAddrV4::new(Ipv4Addr::from(n.f.v4), n.f.port as u16),
             weight: n.f.weight.clamp(1, 255) as u8,
-            mode: NodeMode::parse(&n.f.mode).unwrap_or(NodeMode::Accept),
+            // A node the test controls force DOWN gets no traffic, as a failed one would.
+            mode: if forced_down(n.id) {
+                NodeMode::Reject
+            } else {
+                NodeMode::parse(&n.f.mode).unwrap_or(NodeMode::Accept)
+            },
         });
     }
     let mut configs_by: HashMap<i64, Vec<ConfigSpec>> = HashMap::new();
@@ -138,7 +144,8 @@ impl App {
         let (b, c, n) = self.store.nodebalancers_everything().await?;
         let firewalls = firewall_rules_of_balancers(self).await?;
         let p = &self.balancer_publisher;
-        let next = build(&b, &c, &n, &firewalls, p.version.load(Ordering::Relaxed) + 1);
+        let faults = &self.controls.faults;
+        let next = build(&b, &c, &n, &firewalls, p.version.load(Ordering::Relaxed) + 1, &|node| faults.node_down(node));
         if same(&p.tx.borrow(), &next) {
             return Ok(());
         }
@@ -214,6 +221,10 @@ impl App {
     }
 
     async fn record_node_status(&self, config_id: i64, node_id: i64, status: NodeStatus) -> Result<()> {
+        // Test controls: a node forced DOWN stays DOWN; what was really seen is kept for later.
+        let faults = &self.controls.faults;
+        faults.observed_node_status(node_id, status.name());
+        let status = if faults.node_down(node_id) { NodeStatus::Down } else { status };
         retry(|| async move {
             let mut tx = self.store.begin().await?;
             tx.nb_node_set_status(config_id, node_id, status.name()).await?;

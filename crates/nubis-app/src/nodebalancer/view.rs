@@ -23,10 +23,10 @@ pub(crate) fn bucket_of(unix: i64) -> i64 {
     unix - unix.rem_euclid(BUCKET_SECS)
 }
 
-/// Unix seconds of the first moment of the current month (UTC).
+/// Unix seconds of the first moment of the current month (UTC), by the one clock.
 pub(crate) fn month_start() -> i64 {
     use chrono::Datelike;
-    let now = chrono::Utc::now().date_naive();
+    let now = nubis_model::Timestamp::now().0.date();
     now.with_day(1).and_then(|d| d.and_hms_opt(0, 0, 0)).map(|d| d.and_utc().timestamp()).unwrap_or(0)
 }
 

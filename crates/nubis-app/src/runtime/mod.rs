@@ -15,6 +15,7 @@ use nubis_model::grants::GrantKind;
 use nubis_model::instance::Status;
 use nubis_model::{Result, Timestamp};
 
+use crate::controls::FaultKind;
 use crate::instance::instance_entity;
 use crate::{App, retry};
 
@@ -76,13 +77,23 @@ impl App {
             let (Some(status), Some(target)) = (Status::parse(&inst.status), Status::parse(&inst.target_status)) else {
                 return Ok(());
             };
-            let Some((step, next)) = step_of(status, target) else { return Ok(()) };
+            let Some((step, mut next)) = step_of(status, target) else { return Ok(()) };
+            // Test controls: the instance stays provisioning, or its boot fails.
+            let faults = &self.controls.faults;
+            if step == Step::Provision && faults.take_instance(FaultKind::InstanceProvisioning, id, inst.account_id) {
+                tracing::info!(instance = id, "stays provisioning (injected fault)");
+                return Ok(());
+            }
+            let boot_fails = step == Step::Boot && faults.take_instance(FaultKind::InstanceBoot, id, inst.account_id);
             self.driver.run(id, step).await?;
+            if boot_fails {
+                next = Status::Offline;
+            }
             let inst = &inst;
             let advanced = retry(|| async move {
                 let mut tx = self.store.begin().await?;
                 if let Some(e) = inst.op_event_id {
-                    tx.event_set_status(e, "finished").await?;
+                    tx.event_set_status(e, if boot_fails { "failed" } else { "finished" }).await?;
                 }
                 // A created instance that boots gets its own boot event.
                 let boot_event = if next == Status::Booting {

@@ -111,6 +111,11 @@ impl Lite {
         }
     }
 
+    /// Waits for the write permit (for work on the writer connection outside a transaction).
+    pub(crate) async fn permit(&self) -> Result<OwnedSemaphorePermit> {
+        self.permit.clone().acquire_owned().await.map_err(|_| closed())
+    }
+
     /// Waits for the write permit and begins a transaction that takes the write lock at once.
     pub(crate) async fn begin(&self) -> Result<OwnedSemaphorePermit> {
         let permit = self.permit.clone().acquire_owned().await.map_err(|_| closed())?;
@@ -235,4 +240,27 @@ pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
 pub(crate) fn execute(c: &Connection, q: &Query) -> Result<u64> {
     let mut stmt = prepare(c, q)?;
     stmt.raw_execute().map(|n| n as u64).map_err(map_err)
+}
+
+impl Lite {
+    /// The database file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Copies the whole database into the file `dst` by SQLite's online backup (readers go on
+    /// meanwhile; the caller holds the write permit so no write is half in).
+    pub(crate) fn backup_to(&self, dst: &Path) -> Result<()> {
+        self.write(|c| c.backup(rusqlite::MAIN_DB, dst, None::<fn(rusqlite::backup::Progress)>).map_err(map_err))
+    }
+
+    /// Replaces the whole database with the file `src` by SQLite's online backup, through the
+    /// writer connection (the caller holds the write permit, with no transaction open).
+    pub(crate) fn restore_from(&self, src: &Path) -> Result<()> {
+        let mut guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let c = guard.as_mut().ok_or_else(closed)?;
+        c.restore(rusqlite::MAIN_DB, src, None::<fn(rusqlite::backup::Progress)>).map_err(map_err)?;
+        // The copy carries the source's settings; the writer's own come back.
+        c.execute_batch("PRAGMA foreign_keys = ON;").map_err(map_err)
+    }
 }

@@ -8,6 +8,7 @@ mod admin_cli;
 mod assign;
 mod auth;
 mod compat;
+mod controls;
 mod conventions;
 mod coverage;
 mod dnsd;
