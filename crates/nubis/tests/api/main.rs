@@ -7,6 +7,8 @@ mod support;
 mod admin_cli;
 mod assign;
 mod auth;
+mod billing_invoices;
+mod billing_money;
 mod conventions;
 mod coverage;
 mod dnsd;
