@@ -384,11 +384,12 @@ impl Tx<'_> {
         let sql = format!("{BILL_SELECT} WHERE a.id = $1");
         let b = billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)?;
         let since = Timestamp::now().minus_days(PAST_DUE_DAYS).to_string();
-        let recent = query("SELECT COALESCE(SUM(total), 0) FROM invoices WHERE account_id = $1 AND date > $2")
-            .bind(account_id)
-            .bind(since)
-            .fetch_i64(self.h())
-            .await?;
+        let recent =
+            query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
+                .bind(account_id)
+                .bind(since)
+                .fetch_i64(self.h())
+                .await?;
         Ok(AccountStanding { has_payment_method: methods > 0, past_due: b.balance > recent.max(0) })
     }
 
@@ -920,7 +921,7 @@ impl Store {
 
     /// Sum of the totals of the account's invoices dated after `since`.
     pub async fn invoices_total_since(&self, account_id: i64, since: Timestamp) -> Result<i64> {
-        query("SELECT COALESCE(SUM(total), 0) FROM invoices WHERE account_id = $1 AND date > $2")
+        query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
             .bind(account_id)
             .bind(since.to_string())
             .fetch_i64(self.r())
