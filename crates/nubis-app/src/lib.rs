@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod billing;
 pub mod catalog;
 pub mod controls;
 mod dns;
@@ -55,6 +56,9 @@ pub struct AppInner {
     pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
     /// The test controls' faults and time hooks.
     pub controls: controls::Controls,
+    /// What takes payments (the simulated gateway unless replaced, see
+    /// [`App::set_payment_gateway`]).
+    pub(crate) gateway: std::sync::RwLock<Arc<dyn billing::PaymentGateway>>,
 }
 
 impl std::ops::Deref for App {
@@ -93,6 +97,7 @@ impl App {
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
             controls: Default::default(),
+            gateway: std::sync::RwLock::new(Arc::new(billing::SimulatedGateway)),
         })))
     }
 

@@ -12,6 +12,7 @@
 //! - SQL lives only in this crate: one file per resource, methods named resource first, then verb.
 
 pub mod accounts;
+pub mod billing;
 mod cache;
 pub mod controls;
 pub(crate) mod db;
@@ -35,6 +36,7 @@ use std::time::Duration;
 
 use nubis_model::{Error, Result};
 
+pub use billing::AccountStanding;
 use cache::Cache;
 pub use cache::Key as CacheKey;
 use db::{Handle, lite::Lite, query};
@@ -98,6 +100,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(7, "billing", "0007_billing.sql"),
     migration!(9, "test_controls", "0009_test_controls.sql"),
     migration!(10, "read_path", "0010_read_path.sql"),
 ];
