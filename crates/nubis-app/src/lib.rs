@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+pub mod child_accounts;
 mod dns;
 pub mod events;
 pub mod firewall;
@@ -15,8 +16,10 @@ pub mod ip;
 pub mod ipv6;
 pub mod mailer;
 pub mod nodebalancer;
+pub mod oauth_clients;
 pub mod profile;
 pub mod runtime;
+pub mod signin;
 pub mod tokens;
 mod transfer;
 pub mod users;
@@ -52,6 +55,8 @@ pub struct AppInner {
     pub(crate) dns: Arc<dns::ForwardDns>,
     /// Where the load balancers' desired state is published for the data plane.
     pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
+    /// Where `nubis serve` listens, for links when `signin.public_url` is not set.
+    pub(crate) listen_url: std::sync::OnceLock<String>,
 }
 
 impl std::ops::Deref for App {
@@ -89,6 +94,7 @@ impl App {
             private_pool,
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
+            listen_url: Default::default(),
         })))
     }
 

@@ -12,6 +12,7 @@
 
 pub mod accounts;
 mod cache;
+mod children;
 pub(crate) mod db;
 pub mod events;
 pub mod firewalls;
@@ -19,8 +20,11 @@ pub mod grants;
 pub mod instances;
 pub mod interfaces;
 pub mod ips;
+pub mod logins;
 pub mod nodebalancers;
+pub mod oauth;
 pub mod outbox;
+pub mod passwords;
 pub mod ranges;
 mod rows;
 mod sql;
@@ -96,6 +100,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(8, "signin", "0008_signin.sql"),
 ];
 
 impl Store {

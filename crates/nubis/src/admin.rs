@@ -46,6 +46,19 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        AdminCommand::User(UserCommand::Password { username, password_stdin: true }) => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let password = password.trim_end_matches(['\r', '\n']);
+            app.admin_user_set_password(&username, password).await.map_err(fail)?;
+            println!("password of {username} set");
+            Ok(())
+        }
+        AdminCommand::User(UserCommand::Password { username, password_stdin: false }) => {
+            let link = app.admin_password_link(&username).await.map_err(fail)?;
+            println!("{link}");
+            Ok(())
+        }
         AdminCommand::Token(TokenCommand::Create { username, scopes, expiry_days, label }) => {
             let secret = app.admin_token_create(&username, &scopes, expiry_days, &label).await.map_err(fail)?;
             println!("{secret}");

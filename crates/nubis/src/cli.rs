@@ -160,6 +160,15 @@ pub enum UserCommand {
     },
     /// List users of every account.
     List,
+    /// Set or reset a user's password: prints a one-time set-password link, or with
+    /// `--password-stdin` sets the password read from standard input.
+    Password {
+        #[arg(long)]
+        username: String,
+        /// Read the new password from standard input instead of printing a link.
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -26,5 +26,7 @@ mod nodebalancer_walkthrough;
 mod nodebalancers;
 mod profile;
 mod rdns;
+mod signin;
+mod signin_support;
 mod users;
 mod vpcs;
