@@ -24,6 +24,8 @@ mod nodebalancer_features;
 mod nodebalancer_traffic;
 mod nodebalancer_walkthrough;
 mod nodebalancers;
+mod oauth_clients;
+mod passwords;
 mod profile;
 mod rdns;
 mod signin;
