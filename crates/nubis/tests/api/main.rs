@@ -9,6 +9,7 @@ mod assign;
 mod auth;
 mod conventions;
 mod coverage;
+mod delegation;
 mod dnsd;
 mod events;
 mod firewall_concurrency;
