@@ -75,7 +75,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             println!("instance {id}: live migration {}", if on { "on" } else { "off" });
             Ok(())
         }
-        AdminCommand::Outbox => {
+        AdminCommand::Outbox { bodies } => {
             for m in app.admin_outbox().await.map_err(fail)? {
                 let state = match (&m.delivered, &m.last_error) {
                     (Some(t), _) => format!("delivered {t}"),
@@ -83,6 +83,9 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     (None, None) => "pending".to_string(),
                 };
                 println!("#{} {} to {} \"{}\" ({state})", m.id, m.created, m.recipient, m.subject);
+                if bodies {
+                    println!("{}", m.body);
+                }
             }
             Ok(())
         }

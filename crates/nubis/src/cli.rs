@@ -97,7 +97,11 @@ pub enum AdminCommand {
     #[command(subcommand)]
     Token(TokenCommand),
     /// Messages sent (or queued) by nubis.
-    Outbox,
+    Outbox {
+        /// Also print each message's text (as written, not mail-encoded).
+        #[arg(long)]
+        bodies: bool,
+    },
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),

@@ -70,6 +70,9 @@ async fn the_first_start_prints_a_one_time_link_for_admin() {
 async fn operators_set_and_reset_passwords_under_the_strength_rules() {
     let s = TestServer::start().await;
     s.api().post("/account/users", json!({"username": "olga", "email": "olga@example.com"})).await.ok();
+    // Operators read the message with its link (unencoded).
+    let (ok, out, _) = s.admin(&["outbox", "--bodies"]);
+    assert!(ok && out.contains("to olga@example.com") && out.contains("/oauth/password?token="), "{out}");
     let cid = any_client(&s).await;
     // Without a password nobody signs in as olga.
     assert_eq!(attempt(&s, &cid, "olga", PW).await, 401);
