@@ -35,6 +35,9 @@ pub struct AuthorizeRequest {
 pub struct Authorization {
     pub client: OAuthClient,
     pub redirect_uri: String,
+    /// The request named the redirect URI: the token request must then name it too (RFC 6749
+    /// 4.1.3).
+    pub redirect_uri_given: bool,
     pub scopes: String,
     pub state: Option<String>,
     pub code_challenge: Option<String>,
@@ -222,7 +225,14 @@ impl App {
                 return Ok(Err(redirect_error(&uri, "invalid_request", "code_challenge_method must be S256", state)));
             }
         };
-        Ok(Ok(Authorization { client, redirect_uri: uri, scopes, state: r.state.clone(), code_challenge: challenge }))
+        Ok(Ok(Authorization {
+            client,
+            redirect_uri: uri,
+            redirect_uri_given: r.redirect_uri.is_some(),
+            scopes,
+            state: r.state.clone(),
+            code_challenge: challenge,
+        }))
     }
 
     /// Issues a code for a signed-in user and returns the redirect to the client.
@@ -231,7 +241,8 @@ impl App {
         let grant = CodeGrant {
             client_id: a.client.id.clone(),
             user_id: user.id,
-            redirect_uri: a.redirect_uri.clone(),
+            // Empty when the request did not name it.
+            redirect_uri: if a.redirect_uri_given { a.redirect_uri.clone() } else { String::new() },
             scopes: a.scopes.clone(),
             code_challenge: a.code_challenge.clone(),
             expiry: Timestamp::now().plus_seconds(self.config.signin.code_secs),
@@ -319,7 +330,11 @@ impl App {
         if g.client_id != client.id || g.expiry <= Timestamp::now() {
             return Err(bad());
         }
-        if req.redirect_uri.as_ref().is_some_and(|u| *u != g.redirect_uri) {
+        let uri_ok = match req.redirect_uri.as_deref() {
+            None => g.redirect_uri.is_empty(),
+            Some(u) => u == g.redirect_uri || (g.redirect_uri.is_empty() && u == client.redirect_uri),
+        };
+        if !uri_ok {
             return Err(OAuthError::invalid_grant("redirect_uri differs from the authorization request's"));
         }
         if let Some(challenge) = &g.code_challenge {

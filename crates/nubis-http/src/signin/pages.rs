@@ -20,7 +20,8 @@ struct AuthorizePage {
     client_label: String,
     client_id: String,
     thumbnail_url: Option<String>,
-    redirect_uri: String,
+    /// Only when the request named it (the token request must then name it too).
+    redirect_uri: Option<String>,
     scope: String,
     scopes: Vec<String>,
     state: Option<String>,
@@ -155,7 +156,7 @@ fn render_authorize(
         client_label: a.client.label.clone(),
         client_id: a.client.id.clone(),
         thumbnail_url: a.client.has_thumbnail.then(|| format!("/v4/account/oauth-clients/{}/thumbnail", a.client.id)),
-        redirect_uri: a.redirect_uri.clone(),
+        redirect_uri: a.redirect_uri_given.then(|| a.redirect_uri.clone()),
         scope: a.scopes.clone(),
         scopes: a.scope_list(),
         state: a.state.clone(),

@@ -27,7 +27,7 @@ async fn client(api: &Api, label: &str, redirect_uri: &str, public: bool) -> (St
 /// The walkthrough of issue 12, over real HTTP, as a new user and two applications do it.
 #[tokio::test]
 async fn a_new_user_sets_a_password_and_signs_in_to_private_and_public_applications() {
-    let s = TestServer::start().await;
+    let s = TestServer::start_with(Options { log: "debug", ..Default::default() }).await;
     let api = s.api();
     // An operator creates a user; the message carries a set-password link.
     api.post("/account/users", json!({"username": "ann", "email": "ann@example.com", "restricted": false})).await.ok();
@@ -123,6 +123,14 @@ async fn a_new_user_sets_a_password_and_signs_in_to_private_and_public_applicati
     api.delete(&format!("/account/oauth-clients/{cid}")).await.ok();
     ann.get("/profile").await.status_is(401);
     spa.get("/compute/instances").await.ok();
+    // Nothing secret reached the log, though every request is in it.
+    let log = s.log();
+    assert!(log.contains("/oauth/authorize") && log.contains("/oauth/token"), "no access log");
+    let link_token = query_param(&link, "token").unwrap();
+    let secrets = [ANN_PASSWORD, &secret, t["access_token"].as_str().unwrap(), t["refresh_token"].as_str().unwrap()];
+    for secret_text in secrets.into_iter().chain([code.as_str(), verifier.as_str(), link_token.as_str()]) {
+        assert!(!log.contains(secret_text), "a secret was logged");
+    }
     // Its ID and secret are no longer accepted.
     let (status, e) = token_request(
         &s,
@@ -275,6 +283,10 @@ async fn codes_are_single_use_bound_and_short_lived() {
     let code = query_param(&sign_in(&s, &mut b, &mut cb, &q, "dan", ANN_PASSWORD).await, "code").unwrap();
     let (st, e) = exchange(cid.clone(), "f".repeat(64), code.clone()).await;
     assert_eq!((st, e["error"].as_str()), (401, Some("invalid_client")));
+    // A redirect_uri named in the authorization must be named again, and the same.
+    let q2 = format!("response_type=code&client_id={cid}&redirect_uri={}", enc(&cb.url));
+    let code2 = query_param(&sign_in(&s, &mut b, &mut cb, &q2, "dan", ANN_PASSWORD).await, "code").unwrap();
+    assert_eq!(exchange(cid.clone(), secret.clone(), code2).await.0, 400);
     // A redirect_uri other than the authorization's is refused.
     let (st, _) = token_request(
         &s,
