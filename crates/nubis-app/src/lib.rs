@@ -9,6 +9,7 @@ pub mod auth;
 pub mod billing;
 pub mod catalog;
 pub mod controls;
+pub mod child_accounts;
 mod dns;
 pub mod events;
 pub mod firewall;
@@ -17,8 +18,10 @@ pub mod ip;
 pub mod ipv6;
 pub mod mailer;
 pub mod nodebalancer;
+pub mod oauth_clients;
 pub mod profile;
 pub mod runtime;
+pub mod signin;
 pub mod tokens;
 mod transfer;
 pub mod users;
@@ -59,6 +62,8 @@ pub struct AppInner {
     /// What takes payments (the simulated gateway unless replaced, see
     /// [`App::set_payment_gateway`]).
     pub(crate) gateway: std::sync::RwLock<Arc<dyn billing::PaymentGateway>>,
+    /// Where `nubis serve` listens, for links when `signin.public_url` is not set.
+    pub(crate) listen_url: std::sync::OnceLock<String>,
 }
 
 impl std::ops::Deref for App {
@@ -98,6 +103,7 @@ impl App {
             balancer_publisher: Default::default(),
             controls: Default::default(),
             gateway: std::sync::RwLock::new(Arc::new(billing::SimulatedGateway)),
+            listen_url: Default::default(),
         })))
     }
 

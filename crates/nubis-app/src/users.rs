@@ -85,14 +85,17 @@ impl App {
             let g = GlobalGrants { child_account_access: Some(false), ..Default::default() };
             tx.global_grants_set(u.id, &g).await?;
         }
+        let link = self.password_link_new(tx, u.id).await?;
+        let hours = self.config.signin.password_link_hours;
         tx.outbox_insert(
             Some(account.id),
             email,
             "Your new nubis user",
             &format!(
                 "Hello {username},\n\n{created_by} created the user {username} for you on the nubis account {}.\n\
-                 To finish setting it up, create your password through your operator's sign-in page,\n\
-                 then create a personal access token to use the API.\n\n-- nubis\n",
+                 To finish setting it up, choose your password here (the link works once, for {hours} hours):\n\n\
+                 {link}\n\n\
+                 Then sign in to applications through nubis, or create a personal access token to use the API.\n\n-- nubis\n",
                 account.euuid
             ),
         )

@@ -199,7 +199,8 @@ pub fn form_pairs(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn decode(s: &str) -> String {
+/// Percent-decodes a form-urlencoded piece (`+` is a space).
+pub fn decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -11,6 +11,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
+pub mod signin;
 
 use std::sync::Arc;
 
@@ -46,6 +47,9 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::ipv6::router())
         .merge(routes::firewalls::router())
         .merge(routes::nodebalancers::router())
+        .merge(routes::oauth_clients::router())
+        .merge(routes::logins::router())
+        .merge(routes::child_accounts::router())
 }
 
 /// The OpenAPI document of the whole API, as served (with the standard answers of
@@ -95,6 +99,9 @@ pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
                 async move { ([(header::CONTENT_TYPE, "application/json")], (*d).clone()) }
             }),
         )
+        .nest(&app.signin_base_path(), signin::router())
+        .route("/.well-known/oauth-authorization-server", get(signin::metadata))
+        .route(&format!("/.well-known/oauth-authorization-server{}", app.signin_base_path()), get(signin::metadata))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics));
     // The test controls: injected faults on the public routes, and the control API itself;
@@ -141,5 +148,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let svc = service(app);
-    axum::serve(listener, axum::ServiceExt::<Request>::into_make_service(svc)).with_graceful_shutdown(shutdown).await
+    // The connection's address is the client address of sign-in throttling and logins.
+    let make = axum::ServiceExt::<Request>::into_make_service_with_connect_info::<std::net::SocketAddr>(svc);
+    axum::serve(listener, make).with_graceful_shutdown(shutdown).await
 }

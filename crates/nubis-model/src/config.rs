@@ -17,6 +17,7 @@ pub struct Config {
     pub dataplane: DataplaneConfig,
     pub controls: ControlsConfig,
     pub billing: BillingConfig,
+    pub signin: SigninConfig,
 }
 
 /// How the data plane reaches addresses.
@@ -122,6 +123,54 @@ impl Default for Limits {
     }
 }
 
+/// The authorization server (sign-in pages, OAuth 2) and its lifetimes and limits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SigninConfig {
+    /// Path prefix of the authorization server's endpoints (`/oauth`).
+    pub base_path: String,
+    /// The public URL of this server, for links in messages and the metadata document; empty:
+    /// `http://<listen address>`.
+    pub public_url: String,
+    pub access_token_secs: i64,
+    pub refresh_token_days: i64,
+    /// Lifetime of an authorization code.
+    pub code_secs: i64,
+    /// Lifetime of a set-password link.
+    pub password_link_hours: i64,
+    /// Lifetime of a child-account proxy-user token.
+    pub proxy_token_secs: i64,
+    /// Lifetime of a sign-in session of the authorization server's pages.
+    pub session_hours: i64,
+    /// Wrong passwords are throttled over this window...
+    pub throttle_window_secs: i64,
+    /// ...after this many failures for one username...
+    pub throttle_user_failures: i64,
+    /// ...or this many from one client address.
+    pub throttle_ip_failures: i64,
+    /// Largest OAuth client thumbnail, in bytes.
+    pub thumbnail_max_bytes: usize,
+}
+
+impl Default for SigninConfig {
+    fn default() -> Self {
+        SigninConfig {
+            base_path: "/oauth".into(),
+            public_url: String::new(),
+            access_token_secs: 7200,
+            refresh_token_days: 30,
+            code_secs: 300,
+            password_link_hours: 48,
+            proxy_token_secs: 900,
+            session_hours: 12,
+            throttle_window_secs: 900,
+            throttle_user_failures: 5,
+            throttle_ip_failures: 20,
+            thumbnail_max_bytes: 128 * 1024,
+        }
+    }
+}
+
 /// Timings of the simulated instance driver.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -206,6 +255,7 @@ impl Default for Config {
             dataplane: DataplaneConfig::default(),
             controls: ControlsConfig::default(),
             billing: BillingConfig::default(),
+            signin: SigninConfig::default(),
         }
     }
 }

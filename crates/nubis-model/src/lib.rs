@@ -18,6 +18,7 @@ pub mod ip;
 pub mod nodebalancer;
 pub mod page;
 pub mod scope;
+pub mod signin;
 pub mod time;
 pub mod validate;
 pub mod vpc;

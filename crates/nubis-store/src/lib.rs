@@ -15,6 +15,7 @@ pub mod accounts;
 pub mod billing;
 mod cache;
 pub mod controls;
+mod children;
 pub(crate) mod db;
 pub mod events;
 pub mod firewalls;
@@ -22,8 +23,11 @@ pub mod grants;
 pub mod instances;
 pub mod interfaces;
 pub mod ips;
+pub mod logins;
 pub mod nodebalancers;
+pub mod oauth;
 pub mod outbox;
+pub mod passwords;
 pub mod ranges;
 mod rows;
 mod sql;
@@ -101,6 +105,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
     migration!(7, "billing", "0007_billing.sql"),
+    migration!(8, "signin", "0008_signin.sql"),
     migration!(9, "test_controls", "0009_test_controls.sql"),
     migration!(10, "read_path", "0010_read_path.sql"),
 ];

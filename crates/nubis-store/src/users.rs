@@ -10,7 +10,7 @@ use crate::db::query;
 use crate::rows::RowExt;
 use crate::{CacheKey, Store, Tx};
 
-const COLS: &str = "id, account_id, username, email, restricted, user_type, is_owner, prefs, created";
+const COLS: &str = "id, account_id, username, email, restricted, user_type, is_owner, prefs, created, password_created";
 
 fn user(r: &Row) -> Result<User> {
     let prefs: ProfilePrefs = serde_json::from_str(&r.str("prefs")?).unwrap_or_default();
@@ -24,7 +24,7 @@ fn user(r: &Row) -> Result<User> {
         ssh_keys: Vec::new(),
         tfa_enabled: false,
         verified_phone_number: None,
-        password_created: None,
+        password_created: r.opt_ts("password_created")?,
         last_login: None,
         is_owner: r.bool("is_owner")?,
         prefs,
@@ -91,6 +91,7 @@ impl Tx<'_> {
 
     /// Deletes a user; its tokens, grants and event marks go with it (foreign keys cascade).
     pub async fn user_delete(&mut self, id: i64) -> Result<()> {
+        self.user_signin_delete(id).await?;
         query("DELETE FROM tokens WHERE user_id = $1").bind(id).execute(self.h()).await?;
         query("DELETE FROM grants WHERE user_id = $1").bind(id).execute(self.h()).await?;
         query("DELETE FROM event_reads WHERE user_id = $1").bind(id).execute(self.h()).await?;

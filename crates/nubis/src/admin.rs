@@ -51,6 +51,19 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        AdminCommand::User(UserCommand::Password { username, password_stdin: true }) => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let password = password.trim_end_matches(['\r', '\n']);
+            app.admin_user_set_password(&username, password).await.map_err(fail)?;
+            println!("password of {username} set");
+            Ok(())
+        }
+        AdminCommand::User(UserCommand::Password { username, password_stdin: false }) => {
+            let link = app.admin_password_link(&username).await.map_err(fail)?;
+            println!("{link}");
+            Ok(())
+        }
         AdminCommand::Token(TokenCommand::Create { operator: true, label, .. }) => {
             let secret = app.admin_operator_token_create(&label, None).await.map_err(fail)?;
             println!("{secret}");
@@ -84,7 +97,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
         AdminCommand::Billing(cmd) => crate::admin_billing::billing(&app, cmd).await,
         AdminCommand::Promo(cmd) => crate::admin_billing::promo(&app, cmd).await,
         AdminCommand::Instance(InstanceCommand::Maintenance(cmd)) => crate::admin_billing::maintenance(&app, cmd).await,
-        AdminCommand::Outbox => {
+        AdminCommand::Outbox { bodies } => {
             for m in app.admin_outbox().await.map_err(fail)? {
                 let state = match (&m.delivered, &m.last_error) {
                     (Some(t), _) => format!("delivered {t}"),
@@ -92,6 +105,9 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     (None, None) => "pending".to_string(),
                 };
                 println!("#{} {} to {} \"{}\" ({state})", m.id, m.created, m.recipient, m.subject);
+                if bodies {
+                    println!("{}", m.body);
+                }
             }
             Ok(())
         }

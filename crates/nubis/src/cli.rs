@@ -121,7 +121,11 @@ pub enum AdminCommand {
     #[command(subcommand)]
     Token(TokenCommand),
     /// Messages sent (or queued) by nubis.
-    Outbox,
+    Outbox {
+        /// Also print each message's text (as written, not mail-encoded).
+        #[arg(long)]
+        bodies: bool,
+    },
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
@@ -315,6 +319,15 @@ pub enum UserCommand {
     },
     /// List users of every account.
     List,
+    /// Set or reset a user's password: prints a one-time set-password link, or with
+    /// `--password-stdin` sets the password read from standard input.
+    Password {
+        #[arg(long)]
+        username: String,
+        /// Read the new password from standard input instead of printing a link.
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -73,9 +73,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let no_controls = args.no_controls;
     let app = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
 
-    if let Some(secret) = app.bootstrap(args.bootstrap_token.as_deref()).await? {
+    let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await?;
+    if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {
-            write_admin_token(&args.state.data_dir, &secret)?;
+            write_admin_token(&args.state.data_dir, secret)?;
             println!(
                 "nubis: created the account owner 'admin'; its token (shown once, also in {}):",
                 args.state.data_dir.join("admin-token").display()
@@ -113,6 +114,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let dataplane = if args.no_dataplane { None } else { Some(start_dataplane(&app)) };
     let addr = listener.local_addr()?;
+    app.set_listen_url(format!("http://{addr}"));
+    if first_run.is_some() {
+        // Printed, never logged: the link sets the owner's password once.
+        let link = app.admin_password_link(nubis_app::admin::BOOTSTRAP_USERNAME).await?;
+        println!("nubis: set the password of 'admin' (the link works once): {link}");
+    }
     println!("nubis: listening on http://{addr}/v4");
     let _ = std::io::stdout().flush();
     tracing::info!(%addr, "API listening");

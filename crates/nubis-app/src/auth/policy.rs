@@ -85,6 +85,17 @@ const fn account(area: Area, level: Level, p: Permission) -> Policy {
         grant: Grant::AccountAccess(p),
     }
 }
+/// A child-account operation: `child_account:level`, and the grant `child_account_access` from
+/// restricted users.
+const fn child(level: Level) -> Policy {
+    Policy {
+        public: false,
+        scope: scope(Area::ChildAccount, level),
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::Global(GlobalFlag::ChildAccountAccess),
+    }
+}
 /// `p`, also requiring `area:level`.
 const fn and(mut p: Policy, area: Area, level: Level) -> Policy {
     p.also = scope(area, level);
@@ -279,6 +290,23 @@ ops! {
         entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
     NodebalancerNodeDelete = "nodebalancer_node_delete" =>
         entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+
+    // Sign-in and delegation (spec 4.3 logins, 4.5, 4.7). OAuth clients need the account_access
+    // grant (`x-linode-grant` of the reference); the thumbnail view needs no authentication.
+    OauthClientList = "oauth_client_list" => account(Area::Account, RO, P_RO);
+    OauthClientCreate = "oauth_client_create" => account(Area::Account, RW, P_RW);
+    OauthClientGet = "oauth_client_get" => account(Area::Account, RO, P_RO);
+    OauthClientUpdate = "oauth_client_update" => account(Area::Account, RW, P_RW);
+    OauthClientDelete = "oauth_client_delete" => account(Area::Account, RW, P_RW);
+    OauthClientResetSecret = "oauth_client_reset_secret" => account(Area::Account, RW, P_RW);
+    OauthClientThumbnailGet = "oauth_client_thumbnail_get" => public();
+    OauthClientThumbnailUpdate = "oauth_client_thumbnail_update" => account(Area::Account, RW, P_RW);
+    AccountLoginList = "account_login_list" => unrestricted(Area::Account, RO);
+    AccountLoginGet = "account_login_get" => unrestricted(Area::Account, RO);
+    ProfileLogins = "profile_logins" => scoped(Area::Account, RO);
+    ChildAccountList = "child_account_list" => child(RO);
+    ChildAccountGet = "child_account_get" => child(RO);
+    ChildAccountToken = "child_account_token" => child(RW);
 }
 
 #[cfg(test)]

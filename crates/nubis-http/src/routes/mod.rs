@@ -4,12 +4,15 @@
 pub mod account;
 pub mod billing;
 pub mod catalog;
+pub mod child_accounts;
 pub mod events;
 pub mod firewalls;
 pub mod instances;
 pub mod ips;
 pub mod ipv6;
+pub mod logins;
 pub mod nodebalancers;
+pub mod oauth_clients;
 pub mod profile;
 pub mod users;
 pub mod vpcs;

@@ -106,6 +106,34 @@ impl Fixtures {
         assert!(ok, "{err}");
         let inv = api.get("/account/invoices").await;
         m.insert("invoice_id", inv.ok()["data"][0]["id"].to_string());
+        let c = api
+            .post(
+                "/account/oauth-clients",
+                json!({"label": "fixture-client", "redirect_uri": "https://example.org/cb"}),
+            )
+            .await;
+        m.insert("client_id", c.ok()["id"].as_str().unwrap().to_string());
+        // No sign-in happens in the fixtures: an id no account has still exercises 401, 403 and
+        // 404 (another account's logins are not found either).
+        m.insert("login_id", "999999".to_string());
+        // A child account of the first account.
+        let (ok, out, err) = s.admin(&["account", "list"]);
+        assert!(ok, "{err}");
+        let parent = out.lines().nth(1).and_then(|l| l.split_whitespace().next()).unwrap().to_string();
+        let (ok, out, err) = s.admin(&[
+            "account",
+            "create",
+            "--company",
+            "Fixture Child",
+            "--username",
+            "fixture-child-owner",
+            "--email",
+            "c@example.com",
+            "--parent",
+            &parent,
+        ]);
+        assert!(ok, "{err}");
+        m.insert("euuid", out.split_whitespace().nth(1).unwrap().to_string());
         // No load balancer can be created through the API in this branch yet: an id no account
         // has still exercises no token (401), no scope (403) and another account (404).
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());

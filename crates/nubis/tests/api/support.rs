@@ -77,6 +77,8 @@ pub struct TestServer {
     pub token: String,
     pub dir: PathBuf,
     pub database: String,
+    /// What the server printed on standard output before it listened.
+    pub startup: Vec<String>,
     child: Option<Child>,
     config: String,
     log_level: &'static str,
@@ -119,6 +121,7 @@ impl TestServer {
             token,
             dir,
             database,
+            startup: Vec::new(),
             child: None,
             config: opts.config,
             log_level: opts.log,
@@ -144,12 +147,14 @@ impl TestServer {
             .expect("start nubis");
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
+        self.startup.clear();
         let addr = loop {
             match lines.next() {
                 Some(Ok(l)) => {
                     if let Some(rest) = l.strip_prefix("nubis: listening on http://") {
                         break rest.trim_end_matches("/v4").to_string();
                     }
+                    self.startup.push(l);
                 }
                 _ => {
                     let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();

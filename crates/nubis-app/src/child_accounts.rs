@@ -1,0 +1,91 @@
+//! Child accounts as their parent sees them (spec 4.5), and the short-lived tokens that let a
+//! parent user act as its proxy user on a child account. A proxy token is an ordinary token of
+//! the proxy user (kind `proxy`), so on the child account it is a child-account user in every
+//! respect: it gets the proxy user's grants, and billing writes refuse it like any child user.
+
+use nubis_model::account::Account;
+use nubis_model::filter::Filter;
+use nubis_model::page::{Page, PageRequest};
+use nubis_model::signin::{ChildAccount, ProxyUserToken};
+use nubis_model::{Error, Result, Timestamp};
+use nubis_store::tokens::NewToken;
+
+use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
+use crate::{App, retry};
+
+fn view(a: Account) -> ChildAccount {
+    ChildAccount {
+        euuid: a.euuid,
+        company: a.company,
+        email: a.email,
+        first_name: a.first_name,
+        last_name: a.last_name,
+        address_1: String::new(),
+        address_2: String::new(),
+        city: String::new(),
+        state: String::new(),
+        zip: String::new(),
+        country: String::new(),
+        phone: String::new(),
+        tax_id: String::new(),
+        balance: 0,
+        balance_uninvoiced: 0,
+        billing_source: "external",
+        capabilities: vec!["Linodes", "NodeBalancers", "Cloud Firewall", "VPCs"],
+        credit_card: None,
+        active_since: a.active_since,
+    }
+}
+
+impl App {
+    pub async fn child_account_list(
+        &self,
+        actor: &Actor,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<ChildAccount>> {
+        self.authorize(actor, Op::ChildAccountList).await?;
+        let (data, n) = self.store.child_accounts_page(actor.account_id, filter, page.page, page.page_size).await?;
+        Ok(Page::new(data.into_iter().map(view).collect(), page, n))
+    }
+
+    pub async fn child_account_get(&self, actor: &Actor, euuid: &str) -> Result<ChildAccount> {
+        self.authorize(actor, Op::ChildAccountGet).await?;
+        self.store.child_account_get(actor.account_id, euuid).await?.map(view).ok_or(Error::NotFound)
+    }
+
+    /// A token acting as the parent's proxy user on the child account: every scope (the proxy
+    /// user's grants bound it), short-lived, shown once, stored as its SHA-256.
+    pub async fn child_account_token(&self, actor: &Actor, euuid: &str) -> Result<ProxyUserToken> {
+        self.authorize(actor, Op::ChildAccountToken).await?;
+        let child = self.store.child_account_get(actor.account_id, euuid).await?.ok_or(Error::NotFound)?;
+        let users = self.store.users_of_account(child.id).await?;
+        let proxy = users
+            .iter()
+            .find(|u| u.is_proxy())
+            .cloned()
+            .ok_or_else(|| Error::refused("This child account has no proxy user"))?;
+        let now = Timestamp::now();
+        let expiry = now.plus_seconds(self.config.signin.proxy_token_secs);
+        let label: String = format!("{}_{}_{}", actor.username, actor.user_id, now).chars().take(100).collect();
+        let (label, proxy) = (&label, &proxy);
+        retry(|| async move {
+            let secret = new_secret();
+            let mut tx = self.store.begin().await?;
+            let t = tx
+                .token_insert(&NewToken {
+                    user_id: proxy.id,
+                    label,
+                    scopes: "*",
+                    secret_hash: &hash_secret_hex(&secret),
+                    kind: "proxy",
+                    created: now,
+                    expiry: Some(expiry),
+                })
+                .await?;
+            tx.commit().await?;
+            Ok(ProxyUserToken { id: t.id, label: t.label, scopes: t.scopes, created: t.created, expiry, token: secret })
+        })
+        .await
+    }
+}

@@ -1,0 +1,242 @@
+//! OAuth clients of the account (spec 4.7): the secret is returned on create and reset only and
+//! stored as its SHA-256; deleting a client or resetting its secret ends every token issued to
+//! it at once. Thumbnails are PNG or JPEG, checked by content, publicly viewable.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use nubis_model::event::EventEntity;
+use nubis_model::filter::Filter;
+use nubis_model::page::{Page, PageRequest};
+use nubis_model::signin::OAuthClient;
+use nubis_model::validate::len_between;
+use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::oauth::NewClient;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
+use crate::events::event;
+use crate::{App, retry};
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ClientCreate {
+    /// 1..512 characters (required).
+    pub label: Option<String>,
+    /// Where the authorization server sends the user back with a code (required).
+    pub redirect_uri: Option<String>,
+    /// Public clients (apps that cannot keep a secret) use PKCE instead. Default false.
+    pub public: Option<bool>,
+}
+
+pub type ClientUpdate = ClientCreate;
+
+const LABEL_RULE: &str = "Length must be 1-512 characters";
+const URI_RULE: &str = "Must be an absolute http or https URL without a fragment";
+
+/// An absolute `http(s)://host...` URL without a fragment.
+fn is_redirect_uri(u: &str) -> bool {
+    let rest = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"));
+    match rest {
+        Some(r) => {
+            let host = r.split(['/', '?']).next().unwrap_or("");
+            !host.is_empty()
+                && !u.contains('#')
+                && u.len() <= 2048
+                && !u.chars().any(|c| c.is_whitespace() || c.is_control())
+        }
+        None => false,
+    }
+}
+
+fn client_entity(c: &OAuthClient) -> EventEntity {
+    EventEntity::new("oauth_client", 0, &c.label, format!("/v4/account/oauth-clients/{}", c.id))
+}
+
+/// The image type of a thumbnail, by its content.
+pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else {
+        None
+    }
+}
+
+impl App {
+    fn with_urls(&self, mut c: OAuthClient) -> OAuthClient {
+        if c.has_thumbnail {
+            c.thumbnail_url = Some(format!("{}/v4/account/oauth-clients/{}/thumbnail", self.public_url(), c.id));
+        }
+        c
+    }
+
+    /// A client of the actor's account (404 for other accounts').
+    async fn own_client(&self, actor: &Actor, id: &str) -> Result<OAuthClient> {
+        match self.store.oauth_client_get(id).await? {
+            Some((c, _)) if c.account_id == actor.account_id => Ok(c),
+            _ => Err(Error::NotFound),
+        }
+    }
+
+    pub async fn oauth_client_list(
+        &self,
+        actor: &Actor,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<OAuthClient>> {
+        self.authorize(actor, Op::OauthClientList).await?;
+        let (data, n) = self.store.oauth_clients_page(actor.account_id, filter, page.page, page.page_size).await?;
+        Ok(Page::new(data.into_iter().map(|c| self.with_urls(c)).collect(), page, n))
+    }
+
+    pub async fn oauth_client_get(&self, actor: &Actor, id: &str) -> Result<OAuthClient> {
+        self.authorize(actor, Op::OauthClientGet).await?;
+        Ok(self.with_urls(self.own_client(actor, id).await?))
+    }
+
+    pub async fn oauth_client_create(&self, actor: &Actor, input: ClientCreate) -> Result<OAuthClient> {
+        self.authorize(actor, Op::OauthClientCreate).await?;
+        let mut p = Problems::new();
+        match &input.label {
+            None => p.add("label", "Label is required"),
+            Some(l) => p.check(len_between(l, 1, 512), "label", LABEL_RULE),
+        }
+        match &input.redirect_uri {
+            None => p.add("redirect_uri", "redirect_uri is required"),
+            Some(u) => p.check(is_redirect_uri(u), "redirect_uri", URI_RULE),
+        }
+        p.finish()?;
+        let input = &input;
+        retry(|| async move {
+            let mut id_bytes = new_secret();
+            id_bytes.truncate(20);
+            let secret = new_secret();
+            let mut tx = self.store.begin().await?;
+            let mut c = tx
+                .oauth_client_insert(&NewClient {
+                    id: &id_bytes,
+                    account_id: actor.account_id,
+                    label: input.label.as_deref().unwrap_or_default(),
+                    redirect_uri: input.redirect_uri.as_deref().unwrap_or_default(),
+                    public: input.public.unwrap_or(false),
+                    secret_hash: &hash_secret_hex(&secret),
+                    created: Timestamp::now(),
+                })
+                .await?;
+            tx.event_insert(&event(actor, "oauth_client_create", client_entity(&c)).build()).await?;
+            tx.commit().await?;
+            c.secret = secret;
+            Ok(c)
+        })
+        .await
+    }
+
+    pub async fn oauth_client_update(&self, actor: &Actor, id: &str, input: ClientUpdate) -> Result<OAuthClient> {
+        self.authorize(actor, Op::OauthClientUpdate).await?;
+        self.own_client(actor, id).await?;
+        let mut p = Problems::new();
+        if let Some(l) = &input.label {
+            p.check(len_between(l, 1, 512), "label", LABEL_RULE);
+        }
+        if let Some(u) = &input.redirect_uri {
+            p.check(is_redirect_uri(u), "redirect_uri", URI_RULE);
+        }
+        p.finish()?;
+        let input = &input;
+        let c = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let c =
+                tx.oauth_client_update(id, input.label.as_deref(), input.redirect_uri.as_deref(), input.public).await?;
+            tx.event_insert(&event(actor, "oauth_client_update", client_entity(&c)).build()).await?;
+            tx.commit().await?;
+            Ok(c)
+        })
+        .await?;
+        Ok(self.with_urls(c))
+    }
+
+    /// Deletes a client: its ID and secret stop being accepted and its tokens stop working.
+    pub async fn oauth_client_delete(&self, actor: &Actor, id: &str) -> Result<()> {
+        self.authorize(actor, Op::OauthClientDelete).await?;
+        let c = self.own_client(actor, id).await?;
+        let c = &c;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.oauth_client_delete(id).await?;
+            tx.event_insert(&event(actor, "oauth_client_delete", client_entity(c)).build()).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// A new secret, returned once; the old secret and every token issued to the client end.
+    pub async fn oauth_client_reset_secret(&self, actor: &Actor, id: &str) -> Result<OAuthClient> {
+        self.authorize(actor, Op::OauthClientResetSecret).await?;
+        self.own_client(actor, id).await?;
+        let c = retry(|| async move {
+            let secret = new_secret();
+            let mut tx = self.store.begin().await?;
+            let mut c = tx.oauth_client_set_secret(id, &hash_secret_hex(&secret)).await?;
+            tx.event_insert(&event(actor, "oauth_client_secret_reset", client_entity(&c)).build()).await?;
+            tx.commit().await?;
+            c.secret = secret;
+            Ok(c)
+        })
+        .await?;
+        Ok(self.with_urls(c))
+    }
+
+    /// The public thumbnail: (content type, image bytes).
+    pub async fn oauth_client_thumbnail_get(&self, id: &str) -> Result<(String, Vec<u8>)> {
+        let (ct, b64) = self.store.oauth_client_thumbnail(id).await?.ok_or(Error::NotFound)?;
+        let bytes = STANDARD.decode(b64).map_err(Error::internal)?;
+        Ok((ct, bytes))
+    }
+
+    /// Sets the thumbnail: a PNG or JPEG image (by content) no larger than the configured limit.
+    pub async fn oauth_client_thumbnail_update(&self, actor: &Actor, id: &str, image: &[u8]) -> Result<()> {
+        self.authorize(actor, Op::OauthClientThumbnailUpdate).await?;
+        self.own_client(actor, id).await?;
+        let max = self.config.signin.thumbnail_max_bytes;
+        let mut p = Problems::new();
+        p.check(!image.is_empty(), "thumbnail", "An image is required");
+        p.check(image.len() <= max, "thumbnail", format!("The image must be at most {max} bytes"));
+        let ct = image_type(image);
+        if !image.is_empty() {
+            p.check(ct.is_some(), "thumbnail", "The image must be a PNG or JPEG file");
+        }
+        p.finish()?;
+        let ct = ct.unwrap_or("image/png");
+        let b64 = STANDARD.encode(image);
+        let b64 = &b64;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.oauth_client_set_thumbnail(id, ct, b64).await?;
+            tx.commit().await
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_uris_are_absolute_urls() {
+        assert!(is_redirect_uri("https://example.org/oauth/callback"));
+        assert!(is_redirect_uri("http://127.0.0.1:9999/cb?x=1"));
+        assert!(!is_redirect_uri("/relative"));
+        assert!(!is_redirect_uri("https://"));
+        assert!(!is_redirect_uri("https://a/cb#frag"));
+        assert!(!is_redirect_uri("ftp://a/cb"));
+    }
+
+    #[test]
+    fn images_are_recognized_by_content() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\nrest"), Some("image/png"));
+        assert_eq!(image_type(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+        assert_eq!(image_type(b"GIF89a"), None);
+    }
+}

@@ -1,0 +1,137 @@
+//! Sign-in attempts: the record behind `GET /v4/account/logins` and `/v4/profile/logins`, and the
+//! counts wrong-password throttling reads.
+
+use crate::db::Row;
+use nubis_model::filter::Filter;
+use nubis_model::signin::Login;
+use nubis_model::{Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx};
+
+const COLS: &str = "id, datetime, ip, username, status, restricted";
+
+const COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "id", kind: ColKind::Int },
+    Column { path: "datetime", expr: "datetime", kind: ColKind::Text },
+    Column { path: "ip", expr: "ip", kind: ColKind::Text },
+    Column { path: "username", expr: "username", kind: ColKind::Text },
+    Column { path: "status", expr: "status", kind: ColKind::Text },
+    Column { path: "restricted", expr: "restricted", kind: ColKind::Bool },
+];
+
+fn login(r: &Row) -> Result<Login> {
+    Ok(Login {
+        id: r.i64("id")?,
+        datetime: r.ts("datetime")?,
+        ip: r.str("ip")?,
+        username: r.str("username")?,
+        status: r.str("status")?,
+        restricted: r.bool("restricted")?,
+    })
+}
+
+pub struct NewLogin<'a> {
+    pub account_id: Option<i64>,
+    pub user_id: Option<i64>,
+    pub username: &'a str,
+    pub ip: &'a str,
+    pub datetime: Timestamp,
+    pub successful: bool,
+    pub restricted: bool,
+}
+
+/// Whose logins a page shows: the account's, or one user's.
+#[derive(Debug, Clone, Copy)]
+pub struct LoginScope {
+    pub account_id: i64,
+    pub user_id: Option<i64>,
+    pub since: Timestamp,
+}
+
+fn scope(sql: &mut Sql, s: &LoginScope) {
+    sql.push(" WHERE status = 'successful' AND account_id = ").bind(Val::I64(s.account_id));
+    sql.push(" AND datetime >= ").bind(Val::Str(s.since.to_string()));
+    if let Some(u) = s.user_id {
+        sql.push(" AND user_id = ").bind(Val::I64(u));
+    }
+}
+
+impl Tx<'_> {
+    pub async fn login_insert(&mut self, l: &NewLogin<'_>) -> Result<()> {
+        query(
+            "INSERT INTO logins (account_id, user_id, username, ip, datetime, status, restricted) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(l.account_id)
+        .bind(l.user_id)
+        .bind(l.username)
+        .bind(l.ip)
+        .bind(l.datetime)
+        .bind(if l.successful { "successful" } else { "failed" })
+        .bind(l.restricted)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// One page of successful logins, newest first.
+    pub async fn logins_page(
+        &self,
+        s: &LoginScope,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<Login>, u64)> {
+        let mut count = Sql::new("SELECT COUNT(*) FROM logins");
+        scope(&mut count, s);
+        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+        let total = count.query().fetch_i64(self.r()).await?;
+        let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
+        scope(&mut sql, s);
+        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_order(&mut sql, COLUMNS, filter, "id DESC")?;
+        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
+        sql.push(" OFFSET ")
+            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        let rows = sql.query().fetch_all(self.r()).await?;
+        let data = rows.iter().map(login).collect::<Result<Vec<_>>>()?;
+        Ok((data, total.max(0) as u64))
+    }
+
+    pub async fn login_get(&self, s: &LoginScope, id: i64) -> Result<Option<Login>> {
+        let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
+        scope(&mut sql, s);
+        sql.push(" AND id = ").bind(Val::I64(id));
+        let row = sql.query().fetch_optional(self.r()).await?;
+        row.as_ref().map(login).transpose()
+    }
+
+    /// Failed sign-ins since `since`: (for this username, from this address).
+    pub async fn login_failures_since(&self, username: &str, ip: &str, since: Timestamp) -> Result<(i64, i64)> {
+        let by_user = query("SELECT COUNT(*) FROM logins WHERE username = $1 AND status = 'failed' AND datetime >= $2")
+            .bind(username)
+            .bind(since)
+            .fetch_i64(self.r())
+            .await?;
+        let by_ip = query("SELECT COUNT(*) FROM logins WHERE ip = $1 AND status = 'failed' AND datetime >= $2")
+            .bind(ip)
+            .bind(since)
+            .fetch_i64(self.r())
+            .await?;
+        Ok((by_user, by_ip))
+    }
+
+    /// When the user last signed in successfully.
+    pub async fn login_last(&self, user_id: i64) -> Result<Option<Timestamp>> {
+        let row = query("SELECT MAX(datetime) AS t FROM logins WHERE user_id = $1 AND status = 'successful'")
+            .bind(user_id)
+            .fetch_optional(self.r())
+            .await?;
+        Ok(row.map(|r| r.opt_ts("t")).transpose()?.flatten())
+    }
+}

@@ -1,0 +1,293 @@
+//! OAuth clients, the authorization codes and refresh tokens issued through them. Access tokens
+//! issued to a client are rows of `tokens` (kind `oauth`) carrying its `client_id`, so removing a
+//! client or its secret removes them in the same transaction.
+
+use crate::db::Row;
+use nubis_model::filter::Filter;
+use nubis_model::signin::{OAuthClient, REDACTED};
+use nubis_model::{Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx};
+
+const COLS: &str = "id, account_id, label, redirect_uri, public, status, thumbnail_type";
+
+const COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "id", kind: ColKind::Text },
+    Column { path: "label", expr: "label", kind: ColKind::Text },
+    Column { path: "public", expr: "public", kind: ColKind::Bool },
+    Column { path: "redirect_uri", expr: "redirect_uri", kind: ColKind::Text },
+    Column { path: "status", expr: "status", kind: ColKind::Text },
+];
+
+fn client(r: &Row) -> Result<OAuthClient> {
+    Ok(OAuthClient {
+        id: r.str("id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        redirect_uri: r.str("redirect_uri")?,
+        public: r.bool("public")?,
+        status: r.str("status")?,
+        secret: REDACTED.to_string(),
+        thumbnail_url: None,
+        has_thumbnail: r.opt_str("thumbnail_type")?.is_some(),
+    })
+}
+
+pub struct NewClient<'a> {
+    pub id: &'a str,
+    pub account_id: i64,
+    pub label: &'a str,
+    pub redirect_uri: &'a str,
+    pub public: bool,
+    pub secret_hash: &'a str,
+    pub created: Timestamp,
+}
+
+/// An authorization code waiting to be exchanged.
+#[derive(Debug, Clone)]
+pub struct CodeGrant {
+    pub client_id: String,
+    pub user_id: i64,
+    pub redirect_uri: String,
+    pub scopes: String,
+    pub code_challenge: Option<String>,
+    pub expiry: Timestamp,
+}
+
+/// A refresh token's grant.
+#[derive(Debug, Clone)]
+pub struct RefreshGrant {
+    pub client_id: String,
+    pub user_id: i64,
+    pub scopes: String,
+    pub access_token_id: Option<i64>,
+    pub expiry: Timestamp,
+}
+
+impl Tx<'_> {
+    pub async fn oauth_client_insert(&mut self, c: &NewClient<'_>) -> Result<OAuthClient> {
+        let sql = format!(
+            "INSERT INTO oauth_clients (id, account_id, label, redirect_uri, public, secret_hash, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(c.id)
+            .bind(c.account_id)
+            .bind(c.label)
+            .bind(c.redirect_uri)
+            .bind(c.public)
+            .bind(c.secret_hash)
+            .bind(c.created)
+            .fetch_one(self.h())
+            .await?;
+        client(&row)
+    }
+
+    pub async fn oauth_client_update(
+        &mut self,
+        id: &str,
+        label: Option<&str>,
+        redirect_uri: Option<&str>,
+        public: Option<bool>,
+    ) -> Result<OAuthClient> {
+        let sql = format!(
+            "UPDATE oauth_clients SET label = COALESCE($2, label), redirect_uri = COALESCE($3, redirect_uri), \
+             public = COALESCE($4, public) WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = query(sql).bind(id).bind(label).bind(redirect_uri).bind(public).fetch_one(self.h()).await?;
+        client(&row)
+    }
+
+    /// Everything issued to a client stops working: its access tokens, refresh tokens and codes.
+    pub async fn oauth_client_revoke_all(&mut self, id: &str) -> Result<()> {
+        query("DELETE FROM tokens WHERE client_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM oauth_refresh_tokens WHERE client_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM oauth_codes WHERE client_id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
+    }
+
+    pub async fn oauth_client_delete(&mut self, id: &str) -> Result<()> {
+        self.oauth_client_revoke_all(id).await?;
+        query("DELETE FROM oauth_clients WHERE id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
+    }
+
+    /// Replaces the secret; the old one and everything issued with it stop working.
+    pub async fn oauth_client_set_secret(&mut self, id: &str, secret_hash: &str) -> Result<OAuthClient> {
+        self.oauth_client_revoke_all(id).await?;
+        let sql = format!("UPDATE oauth_clients SET secret_hash = $2 WHERE id = $1 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(secret_hash).fetch_one(self.h()).await?;
+        client(&row)
+    }
+
+    /// Stores a thumbnail (its content type and the image as base64).
+    pub async fn oauth_client_set_thumbnail(&mut self, id: &str, content_type: &str, base64: &str) -> Result<()> {
+        query("UPDATE oauth_clients SET thumbnail_type = $2, thumbnail = $3 WHERE id = $1")
+            .bind(id)
+            .bind(content_type)
+            .bind(base64)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Marks an access token as issued to a client.
+    pub async fn token_set_client(&mut self, token_id: i64, client_id: &str) -> Result<()> {
+        query("UPDATE tokens SET client_id = $2 WHERE id = $1")
+            .bind(token_id)
+            .bind(client_id)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn oauth_code_insert(&mut self, code_hash: &str, g: &CodeGrant) -> Result<()> {
+        query(
+            "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, expiry) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(code_hash)
+        .bind(&g.client_id)
+        .bind(g.user_id)
+        .bind(&g.redirect_uri)
+        .bind(&g.scopes)
+        .bind(g.code_challenge.clone())
+        .bind(g.expiry)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a code and returns its grant: a code is exchanged at most once.
+    pub async fn oauth_code_take(&mut self, code_hash: &str) -> Result<Option<CodeGrant>> {
+        let row = query(
+            "DELETE FROM oauth_codes WHERE code_hash = $1 \
+             RETURNING client_id, user_id, redirect_uri, scopes, code_challenge, expiry",
+        )
+        .bind(code_hash)
+        .fetch_optional(self.h())
+        .await?;
+        row.map(|r| {
+            Ok(CodeGrant {
+                client_id: r.str("client_id")?,
+                user_id: r.i64("user_id")?,
+                redirect_uri: r.str("redirect_uri")?,
+                scopes: r.str("scopes")?,
+                code_challenge: r.opt_str("code_challenge")?,
+                expiry: r.ts("expiry")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn oauth_refresh_insert(&mut self, token_hash: &str, g: &RefreshGrant) -> Result<()> {
+        query(
+            "INSERT INTO oauth_refresh_tokens (token_hash, client_id, user_id, scopes, access_token_id, expiry) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(token_hash)
+        .bind(&g.client_id)
+        .bind(g.user_id)
+        .bind(&g.scopes)
+        .bind(g.access_token_id)
+        .bind(g.expiry)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a refresh token and returns its grant (refresh tokens rotate on every use).
+    pub async fn oauth_refresh_take(&mut self, token_hash: &str) -> Result<Option<RefreshGrant>> {
+        let row = query(
+            "DELETE FROM oauth_refresh_tokens WHERE token_hash = $1 \
+             RETURNING client_id, user_id, scopes, access_token_id, expiry",
+        )
+        .bind(token_hash)
+        .fetch_optional(self.h())
+        .await?;
+        row.map(|r| {
+            Ok(RefreshGrant {
+                client_id: r.str("client_id")?,
+                user_id: r.i64("user_id")?,
+                scopes: r.str("scopes")?,
+                access_token_id: r.opt_i64("access_token_id")?,
+                expiry: r.ts("expiry")?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Deletes an access token issued to `client_id`, by its hash; true when one was deleted.
+    pub async fn oauth_access_revoke(&mut self, token_hash: &str, client_id: &str) -> Result<bool> {
+        let n = query("DELETE FROM tokens WHERE secret_hash = $1 AND client_id = $2")
+            .bind(token_hash)
+            .bind(client_id)
+            .execute(self.h())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Deletes a refresh token of `client_id` by its hash; returns the access token it was issued
+    /// with, if it existed.
+    pub async fn oauth_refresh_revoke(&mut self, token_hash: &str, client_id: &str) -> Result<Option<Option<i64>>> {
+        let row = query(
+            "DELETE FROM oauth_refresh_tokens WHERE token_hash = $1 AND client_id = $2 RETURNING access_token_id",
+        )
+        .bind(token_hash)
+        .bind(client_id)
+        .fetch_optional(self.h())
+        .await?;
+        row.map(|r| r.opt_i64("access_token_id")).transpose()
+    }
+
+    /// Deletes an access token by id (the one a revoked refresh token was issued with).
+    pub async fn oauth_access_delete(&mut self, token_id: i64) -> Result<()> {
+        query("DELETE FROM tokens WHERE id = $1 AND client_id IS NOT NULL").bind(token_id).execute(self.h()).await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// One page of an account's clients.
+    pub async fn oauth_clients_page(
+        &self,
+        account_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<OAuthClient>, u64)> {
+        let mut count = Sql::new("SELECT COUNT(*) FROM oauth_clients WHERE account_id = ");
+        count.bind(Val::I64(account_id));
+        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+        let total = count.query().fetch_i64(self.r()).await?;
+        let mut sql = Sql::new(&format!("SELECT {COLS} FROM oauth_clients WHERE account_id = "));
+        sql.bind(Val::I64(account_id));
+        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_order(&mut sql, COLUMNS, filter, "created, id")?;
+        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
+        sql.push(" OFFSET ")
+            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        let rows = sql.query().fetch_all(self.r()).await?;
+        let data = rows.iter().map(client).collect::<Result<Vec<_>>>()?;
+        Ok((data, total.max(0) as u64))
+    }
+
+    /// A client of any account with the hash of its secret.
+    pub async fn oauth_client_get(&self, id: &str) -> Result<Option<(OAuthClient, String)>> {
+        let sql = format!("SELECT {COLS}, secret_hash FROM oauth_clients WHERE id = $1");
+        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
+        row.map(|r| Ok((client(&r)?, r.str("secret_hash")?))).transpose()
+    }
+
+    /// A client's thumbnail: (content type, base64 image).
+    pub async fn oauth_client_thumbnail(&self, id: &str) -> Result<Option<(String, String)>> {
+        let row = query("SELECT thumbnail_type, thumbnail FROM oauth_clients WHERE id = $1 AND thumbnail IS NOT NULL")
+            .bind(id)
+            .fetch_optional(self.r())
+            .await?;
+        row.map(|r| Ok((r.str("thumbnail_type")?, r.str("thumbnail")?))).transpose()
+    }
+}
