@@ -17,6 +17,7 @@ pub mod mailer;
 pub mod nodebalancer;
 pub mod profile;
 pub mod runtime;
+pub mod service_transfer;
 pub mod tokens;
 mod transfer;
 pub mod users;

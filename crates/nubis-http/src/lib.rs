@@ -43,6 +43,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::ipv6::router())
         .merge(routes::firewalls::router())
         .merge(routes::nodebalancers::router())
+        .merge(routes::service_transfers::router())
 }
 
 /// The OpenAPI document of the whole API.

@@ -15,6 +15,7 @@ pub struct Config {
     pub runtime: RuntimeConfig,
     pub dns: DnsConfig,
     pub dataplane: DataplaneConfig,
+    pub transfers: TransfersConfig,
 }
 
 /// How the data plane reaches addresses.
@@ -176,6 +177,23 @@ impl Default for DataplaneConfig {
     }
 }
 
+/// Service transfers: when a pending transfer expires, and how often `nubis serve` expires due
+/// transfers and completes accepted ones.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransfersConfig {
+    /// A pending transfer becomes stale this many seconds after its creation (24 hours).
+    pub expiry_secs: i64,
+    /// How often the sweep runs, in milliseconds.
+    pub sweep_interval_ms: u64,
+}
+
+impl Default for TransfersConfig {
+    fn default() -> Self {
+        TransfersConfig { expiry_secs: 24 * 3600, sweep_interval_ms: 1_000 }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -187,6 +205,7 @@ impl Default for Config {
             runtime: RuntimeConfig::default(),
             dns: DnsConfig::default(),
             dataplane: DataplaneConfig::default(),
+            transfers: TransfersConfig::default(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod ip;
 pub mod nodebalancer;
 pub mod page;
 pub mod scope;
+pub mod service_transfer;
 pub mod time;
 pub mod validate;
 pub mod vpc;

@@ -23,6 +23,7 @@ pub mod nodebalancers;
 pub mod outbox;
 pub mod ranges;
 mod rows;
+pub mod service_transfers;
 mod sql;
 pub mod tokens;
 pub mod users;
@@ -96,6 +97,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(11, "transfers", "0011_transfers.sql"),
 ];
 
 impl Store {

@@ -10,6 +10,7 @@ pub mod ips;
 pub mod ipv6;
 pub mod nodebalancers;
 pub mod profile;
+pub mod service_transfers;
 pub mod users;
 pub mod vpcs;
 

@@ -26,5 +26,6 @@ mod nodebalancer_walkthrough;
 mod nodebalancers;
 mod profile;
 mod rdns;
+mod service_transfers;
 mod users;
 mod vpcs;
