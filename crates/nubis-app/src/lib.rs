@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod billing;
 pub mod catalog;
 mod dns;
 pub mod events;
@@ -53,6 +54,9 @@ pub struct AppInner {
     pub(crate) dns: Arc<dns::ForwardDns>,
     /// Where the load balancers' desired state is published for the data plane.
     pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
+    /// What takes payments (the simulated gateway unless replaced, see
+    /// [`App::set_payment_gateway`]).
+    pub(crate) gateway: std::sync::RwLock<Arc<dyn billing::PaymentGateway>>,
 }
 
 impl std::ops::Deref for App {
@@ -90,6 +94,7 @@ impl App {
             private_pool,
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
+            gateway: std::sync::RwLock::new(Arc::new(billing::SimulatedGateway)),
         })))
     }
 

@@ -16,6 +16,7 @@ pub struct Config {
     pub dns: DnsConfig,
     pub dataplane: DataplaneConfig,
     pub transfers: TransfersConfig,
+    pub billing: BillingConfig,
 }
 
 /// How the data plane reaches addresses.
@@ -206,8 +207,51 @@ impl Default for Config {
             dns: DnsConfig::default(),
             dataplane: DataplaneConfig::default(),
             transfers: TransfersConfig::default(),
+            billing: BillingConfig::default(),
         }
     }
+}
+
+/// Billing: what load balancers cost (instances cost what their type says), how often
+/// `nubis serve` closes due invoices, and promo codes offered from the start (operators can also
+/// manage codes with `nubis admin promo ...`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BillingConfig {
+    /// Hourly price of a load balancer in dollars, as a decimal string (`"0.015"`).
+    pub nodebalancer_hourly: String,
+    /// Monthly cap of a load balancer's price in dollars (`"10.00"`).
+    pub nodebalancer_monthly: String,
+    /// Seconds between two checks for invoices due (month ends).
+    pub close_interval_secs: u64,
+    pub promo_codes: Vec<PromoCodeConfig>,
+}
+
+impl Default for BillingConfig {
+    fn default() -> Self {
+        BillingConfig {
+            nodebalancer_hourly: "0.015".into(),
+            nodebalancer_monthly: "10.00".into(),
+            close_interval_secs: 60,
+            promo_codes: Vec::new(),
+        }
+    }
+}
+
+/// A promo code offered by the configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromoCodeConfig {
+    pub code: String,
+    /// Total credit in dollars (`"50.00"`).
+    pub credit: String,
+    /// Credit usable per invoice in dollars (`"10.00"`); the whole credit when omitted.
+    #[serde(default)]
+    pub monthly_cap: Option<String>,
+    /// Until when the code can be redeemed and its credit used (`2027-01-01T00:00:00`).
+    pub expires: String,
+    #[serde(default)]
+    pub description: String,
 }
 
 fn all_caps() -> Vec<String> {

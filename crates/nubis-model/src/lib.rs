@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod balancer;
+pub mod billing;
 pub mod catalog;
 pub mod config;
 pub mod error;

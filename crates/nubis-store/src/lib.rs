@@ -11,6 +11,7 @@
 //! - SQL lives only in this crate: one file per resource, methods named resource first, then verb.
 
 pub mod accounts;
+pub mod billing;
 mod cache;
 pub(crate) mod db;
 pub mod events;
@@ -34,6 +35,7 @@ use std::time::Duration;
 
 use nubis_model::{Error, Result};
 
+pub use billing::AccountStanding;
 use cache::Cache;
 pub use cache::Key as CacheKey;
 use db::{Handle, lite::Lite, query};
@@ -97,6 +99,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
     migration!(5, "firewalls", "0005_firewalls.sql"),
     migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(7, "billing", "0007_billing.sql"),
     migration!(11, "transfers", "0011_transfers.sql"),
 ];
 

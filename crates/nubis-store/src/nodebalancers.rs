@@ -507,9 +507,15 @@ impl Store {
         .await
     }
 
-    /// Every balancer, config and node of every account (the data plane's desired state).
+    /// Every balancer, config and node of every account (the data plane's desired state); the
+    /// balancers of canceled accounts are left out (they stop listening).
     pub async fn nodebalancers_everything(&self) -> Result<(Vec<BalancerRow>, Vec<ConfigRow>, Vec<NodeRow>)> {
-        let b = query(format!("SELECT {NB_COLS} FROM nodebalancers ORDER BY id")).fetch_all(self.r()).await?;
+        let b = query(format!(
+            "SELECT {NB_COLS} FROM nodebalancers WHERE account_id NOT IN \
+             (SELECT account_id FROM account_billing WHERE canceled IS NOT NULL) ORDER BY id"
+        ))
+        .fetch_all(self.r())
+        .await?;
         let c = query(format!("SELECT {CFG_COLS} FROM nodebalancer_configs ORDER BY id")).fetch_all(self.r()).await?;
         let n = query(format!("SELECT {NODE_COLS} FROM nodebalancer_nodes ORDER BY id")).fetch_all(self.r()).await?;
         Ok((

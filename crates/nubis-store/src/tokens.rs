@@ -87,7 +87,8 @@ impl Store {
                 "SELECT t.id AS token_id, t.scopes, t.expiry, u.id AS user_id, u.username, u.restricted, \
                  u.user_type, u.account_id, a.parent_id \
                  FROM tokens t JOIN users u ON u.id = t.user_id JOIN accounts a ON a.id = u.account_id \
-                 WHERE t.secret_hash = $1",
+                 WHERE t.secret_hash = $1 AND NOT EXISTS \
+                 (SELECT 1 FROM account_billing ab WHERE ab.account_id = a.id AND ab.canceled IS NOT NULL)",
             )
             .bind(hex)
             .fetch_optional(self.r())

@@ -67,6 +67,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => Transport::Files(args.state.data_dir.join("outbox")),
     };
     let mailer = app.spawn_mailer(transport)?;
+    // Invoices close at each month's end (also those missed while nubis was stopped).
+    let billing =
+        app.spawn_billing_closer(std::time::Duration::from_secs(app.config().billing.close_interval_secs.max(1)));
     // Instances left mid-transition by the last run (a crash, a restart) complete now.
     let resumed = app.runtime_resume().await?;
     if resumed > 0 {
@@ -90,6 +93,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     transfers.abort();
     mailer.abort();
+    billing.abort();
     app.store().close().await;
     tracing::info!("stopped");
     Ok(())

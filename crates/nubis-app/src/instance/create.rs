@@ -316,6 +316,7 @@ impl App {
                 (e, _) => e,
             })?;
         let id = inst.id;
+        self.billing_meter_instance(tx, &inst).await?;
         let pool = Ipv4Pool::public(v.region.public_ipv4, v.region.public_prefix)
             .map_err(|e| Error::internal(format!("region {region}: {e}")))?;
         let public = allocate_ipv4(tx, &pool, actor.account_id, region, id, true).await?.address;

@@ -208,6 +208,7 @@ impl App {
                 tx.event_set_status(e, "failed").await?;
             }
             tx.instance_delete(id).await?;
+            crate::billing::meter_stop(&mut tx, "instance", id).await?;
             tx.grants_delete_entity(GrantKind::Instance, id).await?;
             tx.event_insert(
                 &event(actor, "instance_delete", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),

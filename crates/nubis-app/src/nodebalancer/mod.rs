@@ -187,6 +187,7 @@ impl App {
         let b = retry(|| async move {
             let mut tx = self.store.begin().await?;
             let b = insert_balancer(&mut tx, actor, valid).await?;
+            self.billing_meter_balancer(&mut tx, &b).await?;
             tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
             if let Some(fw) = firewall_id {
                 firewall::attach_at_create(&mut tx, actor, &b, fw).await?;
@@ -255,6 +256,7 @@ impl App {
             let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
             tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
             tx.nodebalancer_delete(id).await?;
+            crate::billing::meter_stop(&mut tx, "nodebalancer", id).await?;
             tx.grants_delete_entity(GrantKind::Nodebalancer, id).await?;
             tx.commit().await
         })

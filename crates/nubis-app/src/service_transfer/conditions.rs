@@ -6,27 +6,28 @@ use nubis_model::{FieldError, Result};
 use nubis_store::Tx;
 use nubis_store::instances::InstanceRow;
 
-/// What the transfer rules need to know about an account's billing.
-///
-/// PENDING (issue 11, branch `billing`): the payment-method, past-due, managed-service and
-/// cancelled-account conditions of spec 4.4 are read here and nowhere else. Until the billing
-/// area (`Tx::account_standing`, account settings `managed`, account cancel) is merged, nubis has
-/// no payment methods, balances, managed services nor cancelled accounts, and this answers the
-/// standing of an account in good order: those four conditions are NOT enforced yet.
+/// What the transfer rules need to know about an account's billing (the billing area's
+/// standing and settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Standing {
     pub has_payment_method: bool,
     pub past_due: bool,
-    /// The account is under a managed service (its instances are then "assigned to" it).
+    /// The account is under a managed service (all its instances are then "assigned to" it).
     pub managed: bool,
-    /// A limitation of the account (a cancelled or inactive account).
+    /// A limitation of the account: it is cancelled.
     pub limited: bool,
 }
 
-/// The one place that reads an account's billing standing (see [`Standing`]).
+/// The one place that reads an account's billing standing, inside the transaction.
 pub(crate) async fn standing(tx: &mut Tx<'_>, account_id: i64) -> Result<Standing> {
-    let _ = (tx, account_id);
-    Ok(Standing { has_payment_method: true, past_due: false, managed: false, limited: false })
+    let s = tx.account_standing(account_id).await?;
+    let b = tx.billing_lock(account_id).await?;
+    Ok(Standing {
+        has_payment_method: s.has_payment_method,
+        past_due: s.past_due,
+        managed: b.managed,
+        limited: b.canceled.is_some(),
+    })
 }
 
 /// `entities.instances[k]`: the field of the k-th instance of a transfer.

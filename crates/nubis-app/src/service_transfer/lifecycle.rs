@@ -13,13 +13,9 @@ use nubis_store::Tx;
 use super::{account_event, conditions, ids_text, mail_account};
 use crate::{App, retry};
 
-/// Moves the metering of an instance to another account from `at`.
-///
-/// PENDING (issue 11, branch `billing`): `Tx::billing_move_instance(instance_id, to, at)` is
-/// called here once the billing area is merged; nubis meters nothing before that.
+/// Moves the metering of an instance to another account from `at` (the billing area's meters).
 async fn billing_move(tx: &mut Tx<'_>, instance_id: i64, to: i64, at: Timestamp) -> Result<()> {
-    let _ = (tx, instance_id, to, at);
-    Ok(())
+    tx.billing_move_instance(instance_id, to, at).await
 }
 
 impl App {

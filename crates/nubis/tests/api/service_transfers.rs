@@ -67,6 +67,66 @@ fn first_euuid(s: &TestServer) -> String {
 
 const FIRST_EMAIL: &str = "admin@nubis.invalid";
 
+/// Runs one statement on the server's database. The billing records the transfer rules read
+/// (payment methods, balances, managed service, cancellation) are set up this way until the
+/// billing area's API is merged into this branch.
+async fn db_exec(s: &TestServer, sql: &str) {
+    if let Some(path) = s.database.strip_prefix("sqlite://") {
+        let c = rusqlite::Connection::open(path).expect("open the test database");
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c.execute(sql, []).expect("statement");
+        return;
+    }
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&s.database).await.expect("connect to the test database");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string())).execute(&mut conn).await.expect("statement");
+    let _ = conn.close().await;
+}
+
+/// Gives the account a registered payment method.
+async fn add_payment_method(s: &TestServer, euuid: &str) {
+    db_exec(
+        s,
+        &format!(
+            "INSERT INTO payment_methods (account_id, type, card_type, last_four, expiry_month, expiry_year, \
+             gateway_ref, created) SELECT id, 'credit_card', 'Visa', '1111', 12, 2099, 'test-{euuid}', \
+             '2026-01-01T00:00:00' FROM accounts WHERE euuid = '{euuid}'"
+        ),
+    )
+    .await;
+}
+
+/// Sets a column of the account's billing record (creating the record).
+async fn set_billing(s: &TestServer, euuid: &str, column: &str, value: &str) {
+    db_exec(
+        s,
+        &format!(
+            "INSERT INTO account_billing (account_id, billed_through) SELECT id, created FROM accounts \
+             WHERE euuid = '{euuid}' ON CONFLICT (account_id) DO NOTHING"
+        ),
+    )
+    .await;
+    db_exec(
+        s,
+        &format!(
+            "UPDATE account_billing SET {column} = {value} WHERE account_id = (SELECT id FROM accounts WHERE euuid = '{euuid}')"
+        ),
+    )
+    .await;
+}
+
+/// An account that can receive transfers: made with `nubis admin`, with a payment method.
+async fn receiver_account(s: &TestServer) -> Api {
+    let (api, euuid, _) = account(s);
+    add_payment_method(s, &euuid).await;
+    api
+}
+
+/// Lets the first account receive transfers too.
+async fn first_can_receive(s: &TestServer) {
+    add_payment_method(s, &first_euuid(s)).await;
+}
+
 /// Events of an account with this action, newest first.
 async fn events_of(api: &Api, action: &str) -> Vec<Value> {
     let r = api.get_filtered("/account/events?page_size=500", &json!({"action": action}).to_string()).await;
@@ -92,7 +152,11 @@ fn expiring_config(expiry_secs: u64, sweep_ms: u64) -> String {
 async fn a_transfer_of_two_instances_moves_them_with_their_addresses_to_the_receiver() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let (receiver, receiver_euuid, _) = account(&s);
+    add_payment_method(&s, &receiver_euuid).await;
+    let (_, list, _) = s.admin(&["account", "list"]);
+    let receiver_company =
+        list.lines().find(|l| l.starts_with(&receiver_euuid)).unwrap().split_whitespace().nth(2).unwrap().to_string();
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
     let t = create(&sender, &[id(&a), id(&b)]).await.ok().clone();
@@ -125,6 +189,20 @@ async fn a_transfer_of_two_instances_moves_them_with_their_addresses_to_the_rece
     }
     assert_eq!(sender.get("/compute/instances").await.ok()["results"], 0);
     assert_eq!(receiver.get("/compute/instances").await.ok()["results"], 2);
+    // Billing for them moved with them: each has one open meter, the receiver's.
+    for before in [&a, &b] {
+        let open = format!(
+            "SELECT COUNT(*) FROM meters m JOIN accounts x ON x.id = m.account_id WHERE m.service_type = 'instance' \
+             AND m.service_id = {} AND m.ended IS NULL AND x.company = '{receiver_company}'",
+            id(before)
+        );
+        assert_eq!(db_scalar(&s, &open).await, 1);
+        let closed = format!(
+            "SELECT COUNT(*) FROM meters WHERE service_type = 'instance' AND service_id = {} AND ended IS NOT NULL",
+            id(before)
+        );
+        assert_eq!(db_scalar(&s, &closed).await, 1);
+    }
 
     // A balancer of the sender can no longer use the instance's private address.
     let nb = sender.post("/nodebalancers", json!({"region": "us-east", "label": "sender-lb"})).await.ok().clone();
@@ -321,6 +399,60 @@ async fn create_refuses_an_account_with_a_terms_of_service_violation() {
 }
 
 #[tokio::test]
+async fn create_refuses_an_account_with_a_past_due_balance() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let a = inst(&api, "alpha").await;
+    set_billing(&s, &first_euuid(&s), "balance", "5000").await;
+    let r = create(&api, &[id(&a)]).await;
+    r.expect_error(400, "-");
+    assert!(r.text.contains("past-due"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn create_refuses_instances_under_a_managed_service() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let a = inst(&api, "alpha").await;
+    set_billing(&s, &first_euuid(&s), "managed", if on_postgres() { "TRUE" } else { "1" }).await;
+    let r = create(&api, &[id(&a)]).await;
+    r.expect_error(400, "entities.instances[0]");
+    assert!(r.text.contains("alpha") && r.text.contains("managed service"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn accept_needs_a_payment_method_and_no_past_due_balance() {
+    let s = TestServer::start().await;
+    let sender = s.api();
+    let (receiver, e, _) = account(&s);
+    let a = inst(&sender, "alpha").await;
+    let token = created(&sender, &[id(&a)]).await;
+    let r = accept(&receiver, &token).await;
+    r.expect_error(400, "-");
+    assert!(r.text.contains("payment method"), "{}", r.text);
+    add_payment_method(&s, &e).await;
+    set_billing(&s, &e, "balance", "5000").await;
+    let r = accept(&receiver, &token).await;
+    r.expect_error(400, "-");
+    assert!(r.text.contains("past-due"), "{}", r.text);
+    set_billing(&s, &e, "balance", "0").await;
+    accept(&receiver, &token).await.ok();
+}
+
+#[tokio::test]
+async fn accept_refuses_instances_that_came_under_a_managed_service() {
+    let s = TestServer::start().await;
+    let sender = s.api();
+    let receiver = receiver_account(&s).await;
+    let a = inst(&sender, "alpha").await;
+    let token = created(&sender, &[id(&a)]).await;
+    set_billing(&s, &first_euuid(&s), "managed", if on_postgres() { "TRUE" } else { "1" }).await;
+    let r = accept(&receiver, &token).await;
+    r.expect_error(400, "entities.instances[0]");
+    assert!(r.text.contains("managed service"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn users_of_the_creating_account_cannot_accept() {
     let s = TestServer::start().await;
     let api = s.api();
@@ -339,7 +471,7 @@ async fn users_of_the_creating_account_cannot_accept() {
 async fn accept_rechecks_the_instances_and_names_the_one_that_no_longer_qualifies() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
     let token = created(&sender, &[id(&a), id(&b)]).await;
@@ -368,6 +500,7 @@ async fn accept_refuses_a_terms_of_service_violation_of_either_account() {
     let s = TestServer::start().await;
     let sender = s.api();
     let (receiver, receiver_euuid, _) = account(&s);
+    add_payment_method(&s, &receiver_euuid).await;
     let a = inst(&sender, "alpha").await;
     let token = created(&sender, &[id(&a)]).await;
     for (e, words) in [(receiver_euuid, "Your account"), (first_euuid(&s), "created this transfer")] {
@@ -384,7 +517,7 @@ async fn accept_refuses_a_terms_of_service_violation_of_either_account() {
 async fn accept_refuses_an_instance_whose_label_the_receiver_already_uses() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "same-name").await;
     inst(&receiver, "same-name").await;
     let token = created(&sender, &[id(&a)]).await;
@@ -397,7 +530,7 @@ async fn accept_refuses_an_instance_whose_label_the_receiver_already_uses() {
 async fn a_canceled_transfer_cannot_be_accepted_and_only_its_creator_sees_it() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let token = created(&sender, &[id(&a)]).await;
     receiver.delete(&path(&token)).await.status_is(403);
@@ -415,8 +548,8 @@ async fn a_canceled_transfer_cannot_be_accepted_and_only_its_creator_sees_it() {
 async fn an_accepted_transfer_cannot_be_canceled_and_only_the_two_accounts_see_it() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
-    let third = other_account(&s);
+    let receiver = receiver_account(&s).await;
+    let third = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let token = created(&sender, &[id(&a)]).await;
     third.get(&path(&token)).await.ok();
@@ -436,7 +569,7 @@ async fn an_accepted_transfer_cannot_be_canceled_and_only_the_two_accounts_see_i
 async fn the_list_shows_the_transfers_an_account_created_and_accepted() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
     let t1 = created(&sender, &[id(&a)]).await;
@@ -468,7 +601,7 @@ async fn a_pending_transfer_reads_stale_after_its_expiry_even_before_the_sweep()
     // The sweep runs once at start, then not for an hour.
     let s = TestServer::start_with(Options { config: expiring_config(2, 3_600_000), ..Default::default() }).await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let t = create(&sender, &[id(&a)]).await.ok().clone();
     let token = t["token"].as_str().unwrap();
@@ -512,7 +645,8 @@ async fn the_sweep_expires_due_transfers_with_an_event_to_the_creator() {
 async fn messages_go_to_the_creator_on_create_and_cancel_and_to_both_on_accept() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let (receiver, _, receiver_mail) = account(&s);
+    let (receiver, receiver_euuid, receiver_mail) = account(&s);
+    add_payment_method(&s, &receiver_euuid).await;
     let sender_mail = FIRST_EMAIL;
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
@@ -547,7 +681,7 @@ async fn messages_go_to_the_creator_on_create_and_cancel_and_to_both_on_accept()
 async fn entity_transfer_operations_act_on_the_same_records_and_say_they_are_deprecated() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
     let r = sender.post("/account/entity-transfers", json!({"entities": {"linodes": [id(&a)]}})).await;
@@ -580,10 +714,11 @@ async fn entity_transfer_operations_act_on_the_same_records_and_say_they_are_dep
 async fn two_accounts_accepting_at_once_one_wins() {
     let s = TestServer::start().await;
     let sender = s.api();
+    first_can_receive(&s).await;
     let a = inst(&sender, "alpha").await;
     for round in 0..3 {
-        let r1 = other_account(&s);
-        let r2 = other_account(&s);
+        let r1 = receiver_account(&s).await;
+        let r2 = receiver_account(&s).await;
         let token = created(&sender, &[id(&a)]).await;
         let (x, y) = tokio::join!(accept(&r1, &token), accept(&r2, &token));
         let wins = [&x, &y].iter().filter(|r| r.status == 200).count();
@@ -605,7 +740,8 @@ async fn two_accounts_accepting_at_once_one_wins() {
 async fn an_accept_racing_a_cancel_has_one_outcome() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let receiver = other_account(&s);
+    let receiver = receiver_account(&s).await;
+    first_can_receive(&s).await;
     let a = inst(&sender, "alpha").await;
     for round in 0..5 {
         let token = created(&sender, &[id(&a)]).await;

@@ -1,0 +1,283 @@
+//! Billing records as the account endpoints show them: the account's billing view, settings,
+//! availability, payment methods, payments, invoices and their items, promotions, maintenance
+//! windows and notifications. Money is integer cents ([`Cents`]); it becomes a JSON number of
+//! dollars only when written out.
+
+use serde::{Serialize, Serializer};
+use utoipa::ToSchema;
+
+use crate::Timestamp;
+
+/// An amount in US cents. Written in JSON as a number of dollars (`1234` cents is `12.34`): the
+/// shortest decimal that reads back as the same double, which for cents is the decimal itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Cents(pub i64);
+
+impl Cents {
+    /// `12.34`, `-0.50`, `0.00`.
+    pub fn dollars(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let a = self.0.unsigned_abs();
+        format!("{sign}{}.{:02}", a / 100, a % 100)
+    }
+}
+
+impl Serialize for Cents {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Exact for every amount below 2^53 cents: the decimal has at most 17 significant digits
+        // and ryu prints the shortest form that round-trips, which is the decimal itself.
+        let v: f64 = self.dollars().parse().map_err(serde::ser::Error::custom)?;
+        s.serialize_f64(v)
+    }
+}
+
+impl utoipa::PartialSchema for Cents {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Number).into()
+    }
+}
+impl utoipa::ToSchema for Cents {}
+
+/// Parses the `usd` grammar of a payment (spec 2.5): an optional `$`, digits without commas, a
+/// decimal point and one or two decimal digits. Returns cents.
+pub fn parse_usd(s: &str) -> Option<i64> {
+    let s = s.strip_prefix('$').unwrap_or(s);
+    let (whole, frac) = s.split_once('.')?;
+    if whole.is_empty() || whole.len() > 12 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if frac.is_empty() || frac.len() > 2 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let w: i64 = whole.parse().ok()?;
+    let f: i64 = if frac.len() == 1 { frac.parse::<i64>().ok()? * 10 } else { frac.parse().ok()? };
+    w.checked_mul(100)?.checked_add(f)
+}
+
+/// The brand of a card from its number's prefix.
+pub fn card_brand(number: &str) -> &'static str {
+    let p = |n: usize| number.get(..n).and_then(|s| s.parse::<u32>().ok()).unwrap_or(0);
+    if number.starts_with('4') {
+        "Visa"
+    } else if (51..=55).contains(&p(2)) || (2221..=2720).contains(&p(4)) {
+        "MasterCard"
+    } else if p(2) == 34 || p(2) == 37 {
+        "American Express"
+    } else if p(4) == 6011 || p(2) == 65 || (644..=649).contains(&p(3)) {
+        "Discover"
+    } else if p(2) == 35 {
+        "JCB"
+    } else if p(2) == 36 || p(2) == 38 || (300..=305).contains(&p(3)) {
+        "Diners Club"
+    } else {
+        "Unknown"
+    }
+}
+
+/// The last four digits and expiry of the default card (`null`s without one).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CreditCardSummary {
+    pub expiry: Option<String>,
+    pub last_four: Option<String>,
+}
+
+/// `GET /v4/account`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AccountView {
+    pub active_promotions: Vec<Promotion>,
+    pub active_since: Timestamp,
+    pub address_1: String,
+    pub address_2: String,
+    pub balance: Cents,
+    pub balance_uninvoiced: Cents,
+    pub billing_source: String,
+    pub capabilities: Vec<String>,
+    pub city: String,
+    pub company: String,
+    pub country: String,
+    pub credit_card: CreditCardSummary,
+    pub email: String,
+    pub euuid: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub phone: String,
+    pub state: String,
+    pub tax_id: String,
+    pub zip: String,
+}
+
+/// `GET /v4/account/settings`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AccountSettings {
+    pub backups_enabled: bool,
+    pub longview_subscription: Option<String>,
+    pub managed: bool,
+    pub network_helper: bool,
+    pub object_storage: String,
+}
+
+/// Services available and unavailable to the account in one region.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Availability {
+    pub region: String,
+    pub available: Vec<String>,
+    pub unavailable: Vec<String>,
+}
+
+/// A card as a payment method shows it: never its number or CVV.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CardData {
+    pub card_type: String,
+    pub expiry: String,
+    pub last_four: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PaymentMethod {
+    pub id: i64,
+    pub created: Timestamp,
+    pub data: CardData,
+    pub is_default: bool,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+pub const PAYMENT_METHOD_FILTERABLE: &[&str] = &["id", "is_default", "type", "created"];
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Payment {
+    pub id: i64,
+    pub date: Timestamp,
+    pub usd: Cents,
+}
+
+pub const PAYMENT_FILTERABLE: &[&str] = &["id", "date"];
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaxSummary {
+    pub name: String,
+    pub tax: Cents,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Invoice {
+    pub id: i64,
+    pub billing_source: String,
+    pub date: Timestamp,
+    pub label: String,
+    pub subtotal: Cents,
+    pub tax: Cents,
+    pub tax_summary: Vec<TaxSummary>,
+    pub total: Cents,
+}
+
+pub const INVOICE_FILTERABLE: &[&str] = &["id", "date", "label", "total"];
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct InvoiceItem {
+    pub amount: Cents,
+    pub from: Timestamp,
+    pub to: Timestamp,
+    pub label: String,
+    pub quantity: i64,
+    pub region: Option<String>,
+    pub tax: Cents,
+    pub total: Cents,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub unit_price: String,
+}
+
+pub const INVOICE_ITEM_FILTERABLE: &[&str] = &["label", "type", "region"];
+
+/// A promotion credit of the account.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Promotion {
+    pub credit_monthly_cap: String,
+    pub credit_remaining: String,
+    pub description: String,
+    pub expire_dt: Timestamp,
+    pub image_url: String,
+    pub service_type: String,
+    pub summary: String,
+    pub this_month_credit_remaining: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MaintenanceEntity {
+    pub id: i64,
+    pub label: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Maintenance {
+    pub entity: MaintenanceEntity,
+    pub reason: String,
+    pub status: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub when: Timestamp,
+}
+
+/// Maintenance types an operator may schedule.
+pub const MAINTENANCE_TYPES: &[&str] = &["reboot", "cold_migration", "live_migration"];
+/// Maintenance statuses, in order; `canceled` ones are never shown.
+pub const MAINTENANCE_STATUSES: &[&str] = &["pending", "started", "completed", "canceled"];
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct NotificationEntity {
+    pub id: Option<i64>,
+    pub label: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Notification {
+    pub body: Option<String>,
+    pub entity: Option<NotificationEntity>,
+    pub label: String,
+    pub message: String,
+    pub severity: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub until: Option<Timestamp>,
+    pub when: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usd_grammar() {
+        assert_eq!(parse_usd("5.00"), Some(500));
+        assert_eq!(parse_usd("$120.5"), Some(12050));
+        assert_eq!(parse_usd("0.01"), Some(1));
+        for bad in ["5", "5.", "1,000.00", "$", "", ".50", "5.001", "-5.00", "$$5.00", "5.0a", " 5.00"] {
+            assert_eq!(parse_usd(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn cents_print_exactly() {
+        assert_eq!(Cents(1234).dollars(), "12.34");
+        assert_eq!(Cents(-50).dollars(), "-0.50");
+        assert_eq!(serde_json::to_string(&Cents(1005)).unwrap(), "10.05");
+        assert_eq!(serde_json::to_string(&Cents(0)).unwrap(), "0.0");
+        assert_eq!(serde_json::to_string(&Cents(4_999_999_999)).unwrap(), "49999999.99");
+    }
+
+    #[test]
+    fn brands_from_prefixes() {
+        assert_eq!(card_brand("4111111111111111"), "Visa");
+        assert_eq!(card_brand("5555555555554444"), "MasterCard");
+        assert_eq!(card_brand("378282246310005"), "American Express");
+        assert_eq!(card_brand("6011111111111117"), "Discover");
+        assert_eq!(card_brand("9999999999999999"), "Unknown");
+    }
+}

@@ -1,0 +1,985 @@
+//! Billing: the account's billing record (contact fields, balance, settings, cancellation),
+//! payment methods, payments, meters of services, invoices with their items, promo codes and
+//! promotions, and maintenance windows. Amounts are integer cents, prices millionths of a dollar.
+
+use crate::db::Row;
+use nubis_model::billing::{CardData, Cents, Invoice, InvoiceItem, Payment, PaymentMethod};
+use nubis_model::filter::Filter;
+use nubis_model::{Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx};
+
+/// Days after an invoice's date by which it must be paid; a balance older than that is past due.
+pub const PAST_DUE_DAYS: i64 = 30;
+
+/// What other areas need to know of an account's standing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountStanding {
+    /// The account has an active payment method.
+    pub has_payment_method: bool,
+    /// Part of the balance comes from invoices dated more than [`PAST_DUE_DAYS`] ago (payments
+    /// pay the oldest invoices first).
+    pub past_due: bool,
+}
+
+/// The billing record of an account (defaults when it has none yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BillingRow {
+    pub account_id: i64,
+    pub address_1: String,
+    pub address_2: String,
+    pub city: String,
+    pub state: String,
+    pub zip: String,
+    pub country: String,
+    pub phone: String,
+    pub tax_id: String,
+    /// Cents owed (negative: credit).
+    pub balance: i64,
+    pub billed_through: Timestamp,
+    pub backups_enabled: bool,
+    pub network_helper: bool,
+    pub managed: bool,
+    pub canceled: Option<Timestamp>,
+}
+
+const BILL_SELECT: &str = "SELECT a.id AS account_id, COALESCE(b.address_1, '') AS address_1, \
+     COALESCE(b.address_2, '') AS address_2, COALESCE(b.city, '') AS city, COALESCE(b.state, '') AS state, \
+     COALESCE(b.zip, '') AS zip, COALESCE(b.country, '') AS country, COALESCE(b.phone, '') AS phone, \
+     COALESCE(b.tax_id, '') AS tax_id, COALESCE(b.balance, 0) AS balance, \
+     COALESCE(b.billed_through, a.created) AS billed_through, \
+     CASE WHEN b.backups_enabled THEN 1 ELSE 0 END AS backups_enabled, \
+     CASE WHEN b.network_helper IS NULL OR b.network_helper THEN 1 ELSE 0 END AS network_helper, \
+     CASE WHEN b.managed THEN 1 ELSE 0 END AS managed, b.canceled \
+     FROM accounts a LEFT JOIN account_billing b ON b.account_id = a.id";
+
+fn billing_row(r: &Row) -> Result<BillingRow> {
+    Ok(BillingRow {
+        account_id: r.i64("account_id")?,
+        address_1: r.str("address_1")?,
+        address_2: r.str("address_2")?,
+        city: r.str("city")?,
+        state: r.str("state")?,
+        zip: r.str("zip")?,
+        country: r.str("country")?,
+        phone: r.str("phone")?,
+        tax_id: r.str("tax_id")?,
+        balance: r.i64("balance")?,
+        billed_through: r.ts("billed_through")?,
+        backups_enabled: r.bool("backups_enabled")?,
+        network_helper: r.bool("network_helper")?,
+        managed: r.bool("managed")?,
+        canceled: r.opt_ts("canceled")?,
+    })
+}
+
+/// Contact fields to change; `None` leaves a field as it is.
+#[derive(Debug, Default, Clone)]
+pub struct ContactChanges {
+    pub company: Option<String>,
+    pub email: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub address_1: Option<String>,
+    pub address_2: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    pub zip: Option<String>,
+    pub country: Option<String>,
+    pub phone: Option<String>,
+    pub tax_id: Option<String>,
+}
+
+/// A card accepted by the gateway, as it is kept: never its number or CVV.
+pub struct NewCard<'a> {
+    pub account_id: i64,
+    pub card_type: &'a str,
+    pub last_four: &'a str,
+    pub expiry_month: i64,
+    pub expiry_year: i64,
+    pub gateway_ref: &'a str,
+    pub is_default: bool,
+    pub created: Timestamp,
+}
+
+/// A payment method with what the API does not show.
+#[derive(Debug, Clone)]
+pub struct MethodRow {
+    pub view: PaymentMethod,
+    pub account_id: i64,
+    pub gateway_ref: String,
+    pub active: bool,
+}
+
+const PM_COLS: &str = "id, account_id, type, card_type, last_four, expiry_month, expiry_year, gateway_ref, \
+                       is_default, active, created";
+
+fn method(r: &Row) -> Result<MethodRow> {
+    Ok(MethodRow {
+        view: PaymentMethod {
+            id: r.i64("id")?,
+            created: r.ts("created")?,
+            data: CardData {
+                card_type: r.str("card_type")?,
+                expiry: format!("{:02}/{:04}", r.i64("expiry_month")?, r.i64("expiry_year")?),
+                last_four: r.str("last_four")?,
+            },
+            is_default: r.bool("is_default")?,
+            kind: r.str("type")?,
+        },
+        account_id: r.i64("account_id")?,
+        gateway_ref: r.str("gateway_ref")?,
+        active: r.bool("active")?,
+    })
+}
+
+const PM_COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "id", kind: ColKind::Int },
+    Column { path: "is_default", expr: "is_default", kind: ColKind::Bool },
+    Column { path: "type", expr: "type", kind: ColKind::Text },
+    Column { path: "created", expr: "created", kind: ColKind::Text },
+];
+
+fn payment(r: &Row) -> Result<Payment> {
+    Ok(Payment { id: r.i64("id")?, date: r.ts("date")?, usd: Cents(r.i64("usd")?) })
+}
+
+const PAYMENT_COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "id", kind: ColKind::Int },
+    Column { path: "date", expr: "date", kind: ColKind::Text },
+];
+
+fn invoice(r: &Row) -> Result<Invoice> {
+    Ok(Invoice {
+        id: r.i64("id")?,
+        billing_source: "linode".into(),
+        date: r.ts("date")?,
+        label: r.str("label")?,
+        subtotal: Cents(r.i64("subtotal")?),
+        tax: Cents(r.i64("tax")?),
+        tax_summary: Vec::new(),
+        total: Cents(r.i64("total")?),
+    })
+}
+
+const INVOICE_COLUMNS: &[Column] = &[
+    Column { path: "id", expr: "id", kind: ColKind::Int },
+    Column { path: "date", expr: "date", kind: ColKind::Text },
+    Column { path: "label", expr: "label", kind: ColKind::Text },
+    Column { path: "total", expr: "total", kind: ColKind::Int },
+];
+
+fn item(r: &Row) -> Result<InvoiceItem> {
+    Ok(InvoiceItem {
+        amount: Cents(r.i64("amount")?),
+        from: r.ts("from_ts")?,
+        to: r.ts("to_ts")?,
+        label: r.str("label")?,
+        quantity: r.i64("quantity")?,
+        region: r.opt_str("region")?,
+        tax: Cents(r.i64("tax")?),
+        total: Cents(r.i64("total")?),
+        kind: r.str("type")?,
+        unit_price: r.str("unit_price")?,
+    })
+}
+
+const ITEM_COLUMNS: &[Column] = &[
+    Column { path: "label", expr: "label", kind: ColKind::Text },
+    Column { path: "type", expr: "type", kind: ColKind::Text },
+    Column { path: "region", expr: "region", kind: ColKind::Text },
+];
+
+/// A service metered on an account from `started` until `ended`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeterRow {
+    pub id: i64,
+    pub account_id: i64,
+    pub service_type: String,
+    pub service_id: i64,
+    pub label: String,
+    pub region: Option<String>,
+    pub hourly_micro: i64,
+    pub monthly_micro: i64,
+    pub started: Timestamp,
+    pub ended: Option<Timestamp>,
+}
+
+const METER_COLS: &str =
+    "id, account_id, service_type, service_id, label, region, hourly_micro, monthly_micro, started, ended";
+
+fn meter(r: &Row) -> Result<MeterRow> {
+    Ok(MeterRow {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        service_type: r.str("service_type")?,
+        service_id: r.i64("service_id")?,
+        label: r.str("label")?,
+        region: r.opt_str("region")?,
+        hourly_micro: r.i64("hourly_micro")?,
+        monthly_micro: r.i64("monthly_micro")?,
+        started: r.ts("started")?,
+        ended: r.opt_ts("ended")?,
+    })
+}
+
+/// A service starting to be metered.
+pub struct NewMeter<'a> {
+    pub account_id: i64,
+    pub service_type: &'a str,
+    pub service_id: i64,
+    pub label: &'a str,
+    pub region: Option<&'a str>,
+    pub hourly_micro: i64,
+    pub monthly_micro: i64,
+    pub started: Timestamp,
+}
+
+/// An invoice item to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewItem {
+    pub label: String,
+    pub from: Timestamp,
+    pub to: Timestamp,
+    pub quantity: i64,
+    pub unit_price: String,
+    pub amount: i64,
+    pub tax: i64,
+    pub region: Option<String>,
+    pub kind: &'static str,
+}
+
+/// A promo code the operator offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromoCode {
+    pub code: String,
+    pub credit: i64,
+    pub monthly_cap: i64,
+    pub expires: Timestamp,
+    pub description: String,
+}
+
+/// The promo credit an account holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromotionRow {
+    pub code: String,
+    pub credit: i64,
+    pub remaining: i64,
+    pub monthly_cap: i64,
+    pub expires: Timestamp,
+    pub description: String,
+    pub added: Timestamp,
+}
+
+fn promotion(r: &Row) -> Result<PromotionRow> {
+    Ok(PromotionRow {
+        code: r.str("code")?,
+        credit: r.i64("credit")?,
+        remaining: r.i64("remaining")?,
+        monthly_cap: r.i64("monthly_cap")?,
+        expires: r.ts("expires")?,
+        description: r.str("description")?,
+        added: r.ts("added")?,
+    })
+}
+
+/// A maintenance window with its instance's label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaintenanceRow {
+    pub id: i64,
+    pub account_id: i64,
+    pub instance_id: i64,
+    pub instance_label: String,
+    pub kind: String,
+    pub reason: String,
+    pub status: String,
+    pub when: Timestamp,
+}
+
+fn maintenance(r: &Row) -> Result<MaintenanceRow> {
+    Ok(MaintenanceRow {
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        instance_id: r.i64("instance_id")?,
+        instance_label: r.str("instance_label")?,
+        kind: r.str("type")?,
+        reason: r.str("reason")?,
+        status: r.str("status")?,
+        when: r.ts("when_ts")?,
+    })
+}
+
+const MAINT_SELECT: &str = "SELECT m.id, m.account_id, m.instance_id, i.label AS instance_label, m.type, m.reason, \
+     m.status, m.when_ts FROM maintenance m JOIN instances i ON i.id = m.instance_id";
+
+const MAINT_COLUMNS: &[Column] = &[
+    Column { path: "status", expr: "m.status", kind: ColKind::Text },
+    Column { path: "type", expr: "m.type", kind: ColKind::Text },
+    Column { path: "when", expr: "m.when_ts", kind: ColKind::Text },
+];
+
+/// One page by SQL: `scope` appends the WHERE clause that selects the rows, then come the
+/// filter, the order and the window.
+#[allow(clippy::too_many_arguments)]
+async fn page<T>(
+    store: &Store,
+    select: &str,
+    scope: &dyn Fn(&mut Sql),
+    cols: &[Column],
+    filter: &Filter,
+    order: &str,
+    page: u64,
+    page_size: u64,
+    map: fn(&Row) -> Result<T>,
+) -> Result<(Vec<T>, u64)> {
+    let mut count = Sql::new("SELECT COUNT(*) ");
+    scope(&mut count);
+    push_filter(&mut count, store.backend(), cols, filter)?;
+    let total = count.query().fetch_i64(store.r()).await?;
+    let mut sql = Sql::new(select);
+    sql.push(" ");
+    scope(&mut sql);
+    push_filter(&mut sql, store.backend(), cols, filter)?;
+    push_order(&mut sql, cols, filter, order)?;
+    sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
+    sql.push(" OFFSET ").bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+    let rows = sql.query().fetch_all(store.r()).await?;
+    Ok((rows.iter().map(map).collect::<Result<Vec<_>>>()?, total.max(0) as u64))
+}
+
+fn of_account(from: &'static str, account_id: i64) -> impl Fn(&mut Sql) {
+    move |s: &mut Sql| {
+        s.push(from).push(" WHERE account_id = ").bind(Val::I64(account_id));
+    }
+}
+
+impl Tx<'_> {
+    /// The account's billing record, created on first use, with its row locked (a no-op update)
+    /// so that concurrent billing writes of one account serialize on it.
+    pub async fn billing_lock(&mut self, account_id: i64) -> Result<BillingRow> {
+        query(
+            "INSERT INTO account_billing (account_id, billed_through) SELECT id, created FROM accounts WHERE id = $1 \
+             ON CONFLICT (account_id) DO NOTHING",
+        )
+        .bind(account_id)
+        .execute(self.h())
+        .await?;
+        query("UPDATE account_billing SET balance = balance WHERE account_id = $1")
+            .bind(account_id)
+            .execute(self.h())
+            .await?;
+        let sql = format!("{BILL_SELECT} WHERE a.id = $1");
+        billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)
+    }
+
+    /// See [`AccountStanding`].
+    pub async fn account_standing(&mut self, account_id: i64) -> Result<AccountStanding> {
+        let methods = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND active = TRUE")
+            .bind(account_id)
+            .fetch_i64(self.h())
+            .await?;
+        let sql = format!("{BILL_SELECT} WHERE a.id = $1");
+        let b = billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)?;
+        let since = Timestamp::now().minus_days(PAST_DUE_DAYS).to_string();
+        let recent =
+            query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
+                .bind(account_id)
+                .bind(since)
+                .fetch_i64(self.h())
+                .await?;
+        Ok(AccountStanding { has_payment_method: methods > 0, past_due: b.balance > recent.max(0) })
+    }
+
+    /// Changes the account's contact fields (company, e-mail and names live on the account).
+    pub async fn billing_update_contact(&mut self, account_id: i64, c: &ContactChanges) -> Result<()> {
+        self.billing_lock(account_id).await?;
+        query(
+            "UPDATE accounts SET company = COALESCE($2, company), email = COALESCE($3, email), \
+             first_name = COALESCE($4, first_name), last_name = COALESCE($5, last_name) WHERE id = $1",
+        )
+        .bind(account_id)
+        .bind(c.company.clone())
+        .bind(c.email.clone())
+        .bind(c.first_name.clone())
+        .bind(c.last_name.clone())
+        .execute(self.h())
+        .await?;
+        query(
+            "UPDATE account_billing SET address_1 = COALESCE($2, address_1), address_2 = COALESCE($3, address_2), \
+             city = COALESCE($4, city), state = COALESCE($5, state), zip = COALESCE($6, zip), \
+             country = COALESCE($7, country), phone = COALESCE($8, phone), tax_id = COALESCE($9, tax_id) \
+             WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .bind(c.address_1.clone())
+        .bind(c.address_2.clone())
+        .bind(c.city.clone())
+        .bind(c.state.clone())
+        .bind(c.zip.clone())
+        .bind(c.country.clone())
+        .bind(c.phone.clone())
+        .bind(c.tax_id.clone())
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn billing_set_settings(
+        &mut self,
+        account_id: i64,
+        backups_enabled: Option<bool>,
+        network_helper: Option<bool>,
+        managed: Option<bool>,
+    ) -> Result<()> {
+        self.billing_lock(account_id).await?;
+        query(
+            "UPDATE account_billing SET backups_enabled = COALESCE($2, backups_enabled), \
+             network_helper = COALESCE($3, network_helper), managed = COALESCE($4, managed) WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .bind(backups_enabled)
+        .bind(network_helper)
+        .bind(managed)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    /// Adds `cents` to the balance (an invoice) or takes them off (negative: a payment).
+    pub async fn billing_balance_add(&mut self, account_id: i64, cents: i64) -> Result<()> {
+        query("UPDATE account_billing SET balance = balance + $2 WHERE account_id = $1")
+            .bind(account_id)
+            .bind(cents)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn billing_set_billed_through(&mut self, account_id: i64, at: Timestamp) -> Result<()> {
+        query("UPDATE account_billing SET billed_through = $2 WHERE account_id = $1")
+            .bind(account_id)
+            .bind(at.to_string())
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Marks the account canceled and removes every token of its users.
+    pub async fn billing_cancel(&mut self, account_id: i64, at: Timestamp, comments: &str) -> Result<()> {
+        query("UPDATE account_billing SET canceled = $2, cancel_comments = $3 WHERE account_id = $1")
+            .bind(account_id)
+            .bind(at.to_string())
+            .bind(comments)
+            .execute(self.h())
+            .await?;
+        query("DELETE FROM tokens WHERE user_id IN (SELECT id FROM users WHERE account_id = $1)")
+            .bind(account_id)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Active payment methods of the account and those added since `since`.
+    pub async fn payment_methods_counts(&mut self, account_id: i64, since: Timestamp) -> Result<(i64, i64)> {
+        let active = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND active = TRUE")
+            .bind(account_id)
+            .fetch_i64(self.h())
+            .await?;
+        let added = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND created > $2")
+            .bind(account_id)
+            .bind(since.to_string())
+            .fetch_i64(self.h())
+            .await?;
+        Ok((active, added))
+    }
+
+    /// Takes default status from every method of the account.
+    pub async fn payment_methods_clear_default(&mut self, account_id: i64) -> Result<()> {
+        query("UPDATE payment_methods SET is_default = FALSE WHERE account_id = $1 AND is_default = TRUE")
+            .bind(account_id)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn payment_method_insert(&mut self, c: &NewCard<'_>) -> Result<MethodRow> {
+        let sql = format!(
+            "INSERT INTO payment_methods (account_id, type, card_type, last_four, expiry_month, expiry_year, \
+             gateway_ref, is_default, active, created) VALUES ($1, 'credit_card', $2, $3, $4, $5, $6, $7, TRUE, $8) \
+             RETURNING {PM_COLS}"
+        );
+        let row = query(sql)
+            .bind(c.account_id)
+            .bind(c.card_type)
+            .bind(c.last_four)
+            .bind(c.expiry_month)
+            .bind(c.expiry_year)
+            .bind(c.gateway_ref)
+            .bind(c.is_default)
+            .bind(c.created.to_string())
+            .fetch_one(self.h())
+            .await?;
+        method(&row)
+    }
+
+    /// An active method of the account, read in the transaction.
+    pub async fn payment_method_active(&mut self, account_id: i64, id: i64) -> Result<Option<MethodRow>> {
+        let sql = format!("SELECT {PM_COLS} FROM payment_methods WHERE id = $1 AND account_id = $2 AND active = TRUE");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.h()).await?;
+        row.as_ref().map(method).transpose()
+    }
+
+    pub async fn payment_method_set_default(&mut self, id: i64) -> Result<()> {
+        query("UPDATE payment_methods SET is_default = TRUE WHERE id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
+    }
+
+    pub async fn payment_method_deactivate(&mut self, id: i64, at: Timestamp) -> Result<()> {
+        query("UPDATE payment_methods SET active = FALSE, is_default = FALSE, removed = $2 WHERE id = $1")
+            .bind(id)
+            .bind(at.to_string())
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn payment_insert(
+        &mut self,
+        account_id: i64,
+        method_id: i64,
+        cents: i64,
+        at: Timestamp,
+        gateway_ref: &str,
+    ) -> Result<Payment> {
+        let row = query(
+            "INSERT INTO payments (account_id, payment_method_id, usd, date, gateway_ref) VALUES ($1, $2, $3, $4, $5) \
+             RETURNING id, usd, date",
+        )
+        .bind(account_id)
+        .bind(method_id)
+        .bind(cents)
+        .bind(at.to_string())
+        .bind(gateway_ref)
+        .fetch_one(self.h())
+        .await?;
+        payment(&row)
+    }
+
+    /// Starts metering a service.
+    pub async fn meter_open(&mut self, m: &NewMeter<'_>) -> Result<()> {
+        query(
+            "INSERT INTO meters (account_id, service_type, service_id, label, region, hourly_micro, monthly_micro, \
+             started) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(m.account_id)
+        .bind(m.service_type)
+        .bind(m.service_id)
+        .bind(m.label)
+        .bind(m.region)
+        .bind(m.hourly_micro)
+        .bind(m.monthly_micro)
+        .bind(m.started.to_string())
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    /// Stops metering a service at `at` (its deletion).
+    pub async fn meter_close(&mut self, service_type: &str, service_id: i64, at: Timestamp) -> Result<()> {
+        query("UPDATE meters SET ended = $3 WHERE service_type = $1 AND service_id = $2 AND ended IS NULL")
+            .bind(service_type)
+            .bind(service_id)
+            .bind(at.to_string())
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Stops metering every service of the account at `at` (cancellation).
+    pub async fn meters_close_account(&mut self, account_id: i64, at: Timestamp) -> Result<()> {
+        query("UPDATE meters SET ended = $2 WHERE account_id = $1 AND ended IS NULL")
+            .bind(account_id)
+            .bind(at.to_string())
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Metering of an instance closes on its current account at `at` and continues, at the
+    /// same prices, on `to_account` (a completed service transfer).
+    pub async fn billing_move_instance(&mut self, instance_id: i64, to_account: i64, at: Timestamp) -> Result<()> {
+        let sql = format!(
+            "SELECT {METER_COLS} FROM meters WHERE service_type = 'instance' AND service_id = $1 AND ended IS NULL"
+        );
+        let open = query(sql).bind(instance_id).fetch_optional(self.h()).await?;
+        let Some(m) = open.as_ref().map(meter).transpose()? else { return Ok(()) };
+        if m.account_id == to_account {
+            return Ok(());
+        }
+        self.meter_close("instance", instance_id, at).await?;
+        self.meter_open(&NewMeter {
+            account_id: to_account,
+            service_type: "instance",
+            service_id: instance_id,
+            label: &m.label,
+            region: m.region.as_deref(),
+            hourly_micro: m.hourly_micro,
+            monthly_micro: m.monthly_micro,
+            started: at,
+        })
+        .await
+    }
+
+    /// Meters of the account that ran at some time in `[from, to)`.
+    pub async fn meters_between(&mut self, account_id: i64, from: Timestamp, to: Timestamp) -> Result<Vec<MeterRow>> {
+        let sql = format!(
+            "SELECT {METER_COLS} FROM meters WHERE account_id = $1 AND started < $3 AND (ended IS NULL OR ended > $2) \
+             ORDER BY id"
+        );
+        let rows = query(sql).bind(account_id).bind(from.to_string()).bind(to.to_string()).fetch_all(self.h()).await?;
+        rows.iter().map(meter).collect()
+    }
+
+    /// Writes an invoice with its items; a second invoice for the same period start is refused
+    /// by a unique constraint.
+    pub async fn invoice_insert(
+        &mut self,
+        account_id: i64,
+        from: Timestamp,
+        to: Timestamp,
+        date: Timestamp,
+        items: &[NewItem],
+    ) -> Result<Invoice> {
+        let subtotal: i64 = items.iter().map(|i| i.amount).sum();
+        let tax: i64 = items.iter().map(|i| i.tax).sum();
+        let row = query(
+            "INSERT INTO invoices (account_id, date, label, period_from, period_to, subtotal, tax, total) \
+             VALUES ($1, $2, 'Invoice', $3, $4, $5, $6, $7) RETURNING id, date, label, subtotal, tax, total",
+        )
+        .bind(account_id)
+        .bind(date.to_string())
+        .bind(from.to_string())
+        .bind(to.to_string())
+        .bind(subtotal)
+        .bind(tax)
+        .bind(subtotal + tax)
+        .fetch_one(self.h())
+        .await?;
+        let inv = invoice(&row)?;
+        for i in items {
+            query(
+                "INSERT INTO invoice_items (invoice_id, label, from_ts, to_ts, quantity, unit_price, amount, tax, \
+                 total, region, type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(inv.id)
+            .bind(i.label.as_str())
+            .bind(i.from.to_string())
+            .bind(i.to.to_string())
+            .bind(i.quantity)
+            .bind(i.unit_price.as_str())
+            .bind(i.amount)
+            .bind(i.tax)
+            .bind(i.amount + i.tax)
+            .bind(i.region.clone())
+            .bind(i.kind)
+            .execute(self.h())
+            .await?;
+        }
+        Ok(inv)
+    }
+
+    pub async fn promo_code_upsert(&mut self, p: &PromoCode) -> Result<()> {
+        query(
+            "INSERT INTO promo_codes (code, credit, monthly_cap, expires, description, created) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (code) DO UPDATE SET credit = $2, monthly_cap = $3, \
+             expires = $4, description = $5",
+        )
+        .bind(p.code.as_str())
+        .bind(p.credit)
+        .bind(p.monthly_cap)
+        .bind(p.expires.to_string())
+        .bind(p.description.as_str())
+        .bind(Timestamp::now().to_string())
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn promo_code_delete(&mut self, code: &str) -> Result<bool> {
+        Ok(query("DELETE FROM promo_codes WHERE code = $1").bind(code).execute(self.h()).await? > 0)
+    }
+
+    pub async fn promo_code_get(&mut self, code: &str) -> Result<Option<PromoCode>> {
+        let row = query("SELECT code, credit, monthly_cap, expires, description FROM promo_codes WHERE code = $1")
+            .bind(code)
+            .fetch_optional(self.h())
+            .await?;
+        row.map(|r| {
+            Ok(PromoCode {
+                code: r.str("code")?,
+                credit: r.i64("credit")?,
+                monthly_cap: r.i64("monthly_cap")?,
+                expires: r.ts("expires")?,
+                description: r.str("description")?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Gives the account its promo credit; an account has at most one, ever (primary key).
+    pub async fn promotion_insert(&mut self, account_id: i64, p: &PromoCode, at: Timestamp) -> Result<()> {
+        query(
+            "INSERT INTO account_promotions (account_id, code, credit, remaining, monthly_cap, expires, description, \
+             added) VALUES ($1, $2, $3, $3, $4, $5, $6, $7)",
+        )
+        .bind(account_id)
+        .bind(p.code.as_str())
+        .bind(p.credit)
+        .bind(p.monthly_cap)
+        .bind(p.expires.to_string())
+        .bind(p.description.as_str())
+        .bind(at.to_string())
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn promotion_of(&mut self, account_id: i64) -> Result<Option<PromotionRow>> {
+        let row = query(
+            "SELECT code, credit, remaining, monthly_cap, expires, description, added FROM account_promotions \
+             WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .fetch_optional(self.h())
+        .await?;
+        row.as_ref().map(promotion).transpose()
+    }
+
+    pub async fn promotion_use(&mut self, account_id: i64, cents: i64) -> Result<()> {
+        query("UPDATE account_promotions SET remaining = remaining - $2 WHERE account_id = $1")
+            .bind(account_id)
+            .bind(cents)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn maintenance_insert(
+        &mut self,
+        account_id: i64,
+        instance_id: i64,
+        kind: &str,
+        reason: &str,
+        when: Timestamp,
+    ) -> Result<i64> {
+        query(
+            "INSERT INTO maintenance (account_id, instance_id, type, reason, status, when_ts, created) \
+             VALUES ($1, $2, $3, $4, 'pending', $5, $6) RETURNING id",
+        )
+        .bind(account_id)
+        .bind(instance_id)
+        .bind(kind)
+        .bind(reason)
+        .bind(when.to_string())
+        .bind(Timestamp::now().to_string())
+        .fetch_i64(self.h())
+        .await
+    }
+
+    pub async fn maintenance_set_status(&mut self, id: i64, status: &str) -> Result<bool> {
+        Ok(query("UPDATE maintenance SET status = $2 WHERE id = $1").bind(id).bind(status).execute(self.h()).await? > 0)
+    }
+}
+
+impl Store {
+    /// The account's billing record (defaults when it has none yet).
+    pub async fn billing_get(&self, account_id: i64) -> Result<Option<BillingRow>> {
+        let sql = format!("{BILL_SELECT} WHERE a.id = $1");
+        let row = query(sql).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(billing_row).transpose()
+    }
+
+    /// Accounts (not canceled) with usage before `before` not invoiced yet.
+    pub async fn billing_accounts_due(&self, before: Timestamp) -> Result<Vec<i64>> {
+        let sql = format!(
+            "{BILL_SELECT} WHERE COALESCE(b.billed_through, a.created) < $1 AND b.canceled IS NULL ORDER BY a.id"
+        );
+        let rows = query(sql).bind(before.to_string()).fetch_all(self.r()).await?;
+        rows.iter().map(|r| r.i64("account_id")).collect()
+    }
+
+    /// Meters of the account that ran at some time in `[from, to)`.
+    pub async fn meters_between(&self, account_id: i64, from: Timestamp, to: Timestamp) -> Result<Vec<MeterRow>> {
+        let sql = format!(
+            "SELECT {METER_COLS} FROM meters WHERE account_id = $1 AND started < $3 AND (ended IS NULL OR ended > $2) \
+             ORDER BY id"
+        );
+        let rows = query(sql).bind(account_id).bind(from.to_string()).bind(to.to_string()).fetch_all(self.r()).await?;
+        rows.iter().map(meter).collect()
+    }
+
+    pub async fn payment_methods_page(
+        &self,
+        account_id: i64,
+        filter: &Filter,
+        p: u64,
+        size: u64,
+    ) -> Result<(Vec<PaymentMethod>, u64)> {
+        let base = of_account("FROM payment_methods", account_id);
+        let w = move |s: &mut Sql| {
+            base(s);
+            s.push(" AND active = TRUE");
+        };
+        let select = format!("SELECT {PM_COLS}");
+        let (rows, n) = page(self, &select, &w, PM_COLUMNS, filter, "id", p, size, method).await?;
+        Ok((rows.into_iter().map(|m| m.view).collect(), n))
+    }
+
+    /// An active payment method of the account.
+    pub async fn payment_method_get(&self, account_id: i64, id: i64) -> Result<Option<MethodRow>> {
+        let sql = format!("SELECT {PM_COLS} FROM payment_methods WHERE id = $1 AND account_id = $2 AND active = TRUE");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(method).transpose()
+    }
+
+    /// The account's default payment method.
+    pub async fn payment_method_default(&self, account_id: i64) -> Result<Option<MethodRow>> {
+        let sql = format!(
+            "SELECT {PM_COLS} FROM payment_methods WHERE account_id = $1 AND active = TRUE AND is_default = TRUE"
+        );
+        let row = query(sql).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(method).transpose()
+    }
+
+    pub async fn payments_page(
+        &self,
+        account_id: i64,
+        filter: &Filter,
+        p: u64,
+        size: u64,
+    ) -> Result<(Vec<Payment>, u64)> {
+        let w = of_account("FROM payments", account_id);
+        page(self, "SELECT id, date, usd", &w, PAYMENT_COLUMNS, filter, "id DESC", p, size, payment).await
+    }
+
+    pub async fn payment_get(&self, account_id: i64, id: i64) -> Result<Option<Payment>> {
+        let row = query("SELECT id, date, usd FROM payments WHERE id = $1 AND account_id = $2")
+            .bind(id)
+            .bind(account_id)
+            .fetch_optional(self.r())
+            .await?;
+        row.as_ref().map(payment).transpose()
+    }
+
+    pub async fn invoices_page(
+        &self,
+        account_id: i64,
+        filter: &Filter,
+        p: u64,
+        size: u64,
+    ) -> Result<(Vec<Invoice>, u64)> {
+        let w = of_account("FROM invoices", account_id);
+        let select = "SELECT id, date, label, subtotal, tax, total";
+        page(self, select, &w, INVOICE_COLUMNS, filter, "id DESC", p, size, invoice).await
+    }
+
+    pub async fn invoice_get(&self, account_id: i64, id: i64) -> Result<Option<Invoice>> {
+        let row = query("SELECT id, date, label, subtotal, tax, total FROM invoices WHERE id = $1 AND account_id = $2")
+            .bind(id)
+            .bind(account_id)
+            .fetch_optional(self.r())
+            .await?;
+        row.as_ref().map(invoice).transpose()
+    }
+
+    pub async fn invoice_items_page(
+        &self,
+        invoice_id: i64,
+        filter: &Filter,
+        p: u64,
+        size: u64,
+    ) -> Result<(Vec<InvoiceItem>, u64)> {
+        let w = move |s: &mut Sql| {
+            s.push("FROM invoice_items WHERE invoice_id = ").bind(Val::I64(invoice_id));
+        };
+        let select = "SELECT label, from_ts, to_ts, quantity, unit_price, amount, tax, total, region, type";
+        page(self, select, &w, ITEM_COLUMNS, filter, "id", p, size, item).await
+    }
+
+    /// Sum of the totals of the account's invoices dated after `since`.
+    pub async fn invoices_total_since(&self, account_id: i64, since: Timestamp) -> Result<i64> {
+        query("SELECT COALESCE(SUM(total), 0) FROM invoices WHERE account_id = $1 AND date > $2")
+            .bind(account_id)
+            .bind(since.to_string())
+            .fetch_i64(self.r())
+            .await
+    }
+
+    pub async fn promotion_get(&self, account_id: i64) -> Result<Option<PromotionRow>> {
+        let row = query(
+            "SELECT code, credit, remaining, monthly_cap, expires, description, added FROM account_promotions \
+             WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .fetch_optional(self.r())
+        .await?;
+        row.as_ref().map(promotion).transpose()
+    }
+
+    pub async fn promo_codes_all(&self) -> Result<Vec<PromoCode>> {
+        let rows = query("SELECT code, credit, monthly_cap, expires, description FROM promo_codes ORDER BY code")
+            .fetch_all(self.r())
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(PromoCode {
+                    code: r.str("code")?,
+                    credit: r.i64("credit")?,
+                    monthly_cap: r.i64("monthly_cap")?,
+                    expires: r.ts("expires")?,
+                    description: r.str("description")?,
+                })
+            })
+            .collect()
+    }
+
+    /// A page of the account's maintenance windows that are not canceled; for a restricted
+    /// viewer (`user_id`), only those of instances it holds a grant on.
+    pub async fn maintenance_page(
+        &self,
+        account_id: i64,
+        restricted_user: Option<i64>,
+        filter: &Filter,
+        p: u64,
+        size: u64,
+    ) -> Result<(Vec<MaintenanceRow>, u64)> {
+        let w = move |w: &mut Sql| {
+            w.push("FROM maintenance m JOIN instances i ON i.id = m.instance_id WHERE m.account_id = ");
+            w.bind(Val::I64(account_id));
+            w.push(" AND m.status <> 'canceled'");
+            if let Some(u) = restricted_user {
+                w.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ")
+                    .bind(Val::I64(u))
+                    .push(" AND g.kind = 'instance' AND g.entity_id = m.instance_id)");
+            }
+        };
+        let select = MAINT_SELECT.split(" FROM ").next().unwrap_or(MAINT_SELECT);
+        page(self, select, &w, MAINT_COLUMNS, filter, "m.when_ts, m.id", p, size, maintenance).await
+    }
+
+    /// Pending maintenance windows of the account (for notifications).
+    pub async fn maintenance_pending(&self, account_id: i64) -> Result<Vec<MaintenanceRow>> {
+        let sql = format!("{MAINT_SELECT} WHERE m.account_id = $1 AND m.status = 'pending' ORDER BY m.when_ts, m.id");
+        let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
+        rows.iter().map(maintenance).collect()
+    }
+
+    pub async fn maintenance_get(&self, id: i64) -> Result<Option<MaintenanceRow>> {
+        let sql = format!("{MAINT_SELECT} WHERE m.id = $1");
+        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
+        row.as_ref().map(maintenance).transpose()
+    }
+}
