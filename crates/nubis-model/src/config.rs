@@ -187,11 +187,14 @@ pub struct TransfersConfig {
     pub expiry_secs: i64,
     /// How often the sweep runs, in milliseconds.
     pub sweep_interval_ms: u64,
+    /// How long after its acceptance a transfer completes, in milliseconds (the spec allows up
+    /// to three hours; nubis completes at once by default).
+    pub complete_after_ms: u64,
 }
 
 impl Default for TransfersConfig {
     fn default() -> Self {
-        TransfersConfig { expiry_secs: 24 * 3600, sweep_interval_ms: 1_000 }
+        TransfersConfig { expiry_secs: 24 * 3600, sweep_interval_ms: 1_000, complete_after_ms: 0 }
     }
 }
 

@@ -366,9 +366,11 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// The tokens of the transfers accepted and not yet completed (the completion queue).
-    pub async fn transfers_accepted(&self) -> Result<Vec<String>> {
-        query("SELECT token FROM service_transfers WHERE status = 'accepted' ORDER BY id")
+    /// The tokens of the transfers accepted at or before `by` and not yet completed (the
+    /// completion queue).
+    pub async fn transfers_accepted(&self, by: Timestamp) -> Result<Vec<String>> {
+        query("SELECT token FROM service_transfers WHERE status = 'accepted' AND accepted <= $1 ORDER BY id")
+            .bind(by.to_string())
             .fetch_column_str(self.r())
             .await
     }

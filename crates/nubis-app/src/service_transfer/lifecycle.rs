@@ -110,10 +110,13 @@ impl App {
         Ok(done)
     }
 
-    /// Completes every accepted transfer (after a restart, or one whose completion task failed).
+    /// Completes every transfer accepted `transfers.complete_after_ms` ago or earlier (after a
+    /// restart, or one whose completion task failed).
     pub async fn transfers_complete_accepted(&self) -> Result<usize> {
         let mut n = 0;
-        for token in self.store.transfers_accepted().await? {
+        let delay_secs = i64::try_from(self.config.transfers.complete_after_ms / 1000).unwrap_or(i64::MAX);
+        let by = Timestamp::now().plus_seconds(-delay_secs);
+        for token in self.store.transfers_accepted(by).await? {
             if self.transfer_complete(&token).await?.is_some() {
                 n += 1;
             }

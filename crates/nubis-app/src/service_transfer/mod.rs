@@ -356,7 +356,9 @@ impl App {
         self.kick_mailer();
         let app = self.clone();
         let token = token.clone();
+        let delay = std::time::Duration::from_millis(self.config.transfers.complete_after_ms);
         tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
             if let Err(e) = app.transfer_complete(&token).await {
                 tracing::warn!(error = %e, "completing a service transfer failed; the sweep retries it");
             }

@@ -811,3 +811,75 @@ async fn an_instance_in_a_pending_transfer_cannot_be_deleted() {
     api.delete(&path(&token)).await.ok();
     api.delete(&format!("/compute/instances/{}", id(&a))).await.ok();
 }
+
+#[tokio::test]
+async fn grants_on_a_transferred_instance_are_withdrawn_and_the_receivers_restricted_users_need_new_ones() {
+    let s = TestServer::start().await;
+    let sender = s.api();
+    let (receiver, _, _) = {
+        let (api, e, m) = account(&s);
+        add_payment_method(&s, &e).await;
+        (api, e, m)
+    };
+    let a = inst(&sender, "alpha").await;
+    let (_, bob) = user_with_token(&s, "bob-sender", true, "*").await;
+    sender
+        .put("/account/users/bob-sender/grants", json!({"instance": [{"id": id(&a), "permissions": "read_write"}]}))
+        .await
+        .ok();
+    bob.get(&format!("/compute/instances/{}", id(&a))).await.ok();
+    let (_, carol) = {
+        let u = receiver
+            .post("/account/users", json!({"username": "carol-recv", "email": "c@example.com", "restricted": true}))
+            .await
+            .ok()
+            .clone();
+        (u, s.api_with(&s.token_for("carol-recv", "*")))
+    };
+    let token = created(&sender, &[id(&a)]).await;
+    accept(&receiver, &token).await.ok();
+    wait_transfer(&receiver, &token, "completed").await;
+    bob.get(&format!("/compute/instances/{}", id(&a))).await.status_is(404);
+    let g = sender.get("/account/users/bob-sender/grants").await.ok().clone();
+    assert!(g["instance"].as_array().unwrap().iter().all(|e| e["id"] != id(&a)), "{g}");
+    carol.get(&format!("/compute/instances/{}", id(&a))).await.status_is(404);
+    receiver
+        .put("/account/users/carol-recv/grants", json!({"instance": [{"id": id(&a), "permissions": "read_only"}]}))
+        .await
+        .ok();
+    carol.get(&format!("/compute/instances/{}", id(&a))).await.ok();
+}
+
+#[tokio::test]
+async fn a_condition_broken_between_acceptance_and_completion_fails_the_transfer_and_nothing_moves() {
+    let mut config = TEST_CONFIG.to_string();
+    config.push_str("\n[transfers]\ncomplete_after_ms = 3000\n");
+    let s = TestServer::start_with(Options { config, ..Default::default() }).await;
+    let sender = s.api();
+    let receiver = receiver_account(&s).await;
+    let a = inst(&sender, "alpha").await;
+    let token = created(&sender, &[id(&a)]).await;
+    accept(&receiver, &token).await.ok();
+    assert_eq!(receiver.get(&path(&token)).await.ok()["status"], "accepted");
+    sender
+        .post(
+            "/networking/firewalls",
+            json!({"label": "late-fw", "rules": {"inbound_policy": "DROP", "outbound_policy": "ACCEPT"},
+                   "devices": {"instances": [id(&a)]}}),
+        )
+        .await
+        .ok();
+    wait_transfer(&receiver, &token, "failed").await;
+    sender.get(&format!("/compute/instances/{}", id(&a))).await.ok();
+    receiver.get(&format!("/compute/instances/{}", id(&a))).await.status_is(404);
+    for api in [&sender, &receiver] {
+        let fail = events_of(api, "entity_transfer_fail").await;
+        assert_eq!(fail.len(), 1);
+        assert!(fail[0]["message"].as_str().unwrap().contains("late-fw"), "{}", fail[0]);
+        assert_eq!(events_of(api, "entity_transfer_accept").await[0]["status"], "failed");
+    }
+    // The instance is free for another transfer once the firewall is gone.
+    let fw = sender.get("/networking/firewalls").await.ok()["data"][0]["id"].clone();
+    sender.delete(&format!("/networking/firewalls/{fw}")).await.ok();
+    created(&sender, &[id(&a)]).await;
+}
