@@ -253,6 +253,24 @@ impl App {
     }
 }
 
+impl App {
+    /// Sets or clears an account's active terms-of-service violation (`nubis admin account
+    /// tos-violation`): while it is set, the account can neither create nor take part in service
+    /// transfers.
+    pub async fn admin_account_tos_violation(&self, euuid: &str, on: bool) -> Result<Account> {
+        let account =
+            self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
+        let id = account.id;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.account_tos_violation_set(id, on, Timestamp::now()).await?;
+            tx.commit().await
+        })
+        .await?;
+        Ok(account)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub mod oauth_clients;
 pub mod profile;
 pub mod runtime;
 pub mod signin;
+pub mod service_transfer;
 pub mod tokens;
 mod transfer;
 pub mod users;

@@ -50,6 +50,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::oauth_clients::router())
         .merge(routes::logins::router())
         .merge(routes::child_accounts::router())
+        .merge(routes::service_transfers::router())
 }
 
 /// The OpenAPI document of the whole API, as served (with the standard answers of

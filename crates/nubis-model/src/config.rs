@@ -16,6 +16,7 @@ pub struct Config {
     pub dns: DnsConfig,
     pub dataplane: DataplaneConfig,
     pub controls: ControlsConfig,
+    pub transfers: TransfersConfig,
     pub billing: BillingConfig,
     pub signin: SigninConfig,
 }
@@ -242,6 +243,26 @@ impl Default for ControlsConfig {
     }
 }
 
+/// Service transfers: when a pending transfer expires, and how often `nubis serve` expires due
+/// transfers and completes accepted ones.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransfersConfig {
+    /// A pending transfer becomes stale this many seconds after its creation (24 hours).
+    pub expiry_secs: i64,
+    /// How often the sweep runs, in milliseconds.
+    pub sweep_interval_ms: u64,
+    /// How long after its acceptance a transfer completes, in milliseconds (the spec allows up
+    /// to three hours; nubis completes at once by default).
+    pub complete_after_ms: u64,
+}
+
+impl Default for TransfersConfig {
+    fn default() -> Self {
+        TransfersConfig { expiry_secs: 24 * 3600, sweep_interval_ms: 1_000, complete_after_ms: 0 }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -254,6 +275,7 @@ impl Default for Config {
             dns: DnsConfig::default(),
             dataplane: DataplaneConfig::default(),
             controls: ControlsConfig::default(),
+            transfers: TransfersConfig::default(),
             billing: BillingConfig::default(),
             signin: SigninConfig::default(),
         }

@@ -19,6 +19,7 @@ pub mod nodebalancer;
 pub mod page;
 pub mod scope;
 pub mod signin;
+pub mod service_transfer;
 pub mod time;
 pub mod validate;
 pub mod vpc;

@@ -250,13 +250,10 @@ impl Tx<'_> {
         self.nb_nodes_of_instance(instance_id).await
     }
 
-    /// True when the instance is part of a pending service transfer.
-    ///
-    /// Service transfers arrive with the account issue, whose engineer replaces this body with
-    /// the query over its transfer table; until then no transfer exists.
+    /// True when the instance is part of a service transfer that is pending (and not expired)
+    /// or accepted and not yet complete.
     pub async fn instance_in_pending_transfer(&mut self, instance_id: i64) -> Result<bool> {
-        let _ = instance_id;
-        Ok(false)
+        Ok(self.instance_active_transfer(instance_id, Timestamp::now()).await?.is_some())
     }
 
     /// Sets an operator flag; `false` when no such instance exists.

@@ -30,6 +30,7 @@ pub mod outbox;
 pub mod passwords;
 pub mod ranges;
 mod rows;
+pub mod service_transfers;
 mod sql;
 pub mod tokens;
 pub mod users;
@@ -108,6 +109,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(8, "signin", "0008_signin.sql"),
     migration!(9, "test_controls", "0009_test_controls.sql"),
     migration!(10, "read_path", "0010_read_path.sql"),
+    migration!(11, "transfers", "0011_transfers.sql"),
 ];
 
 impl Store {

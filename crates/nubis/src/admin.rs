@@ -39,6 +39,13 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        AdminCommand::Account(AccountCommand::TosViolation { euuid, on, off: _ }) => {
+            let a = app.admin_account_tos_violation(&euuid, on).await.map_err(fail)?;
+            let state =
+                if on { "has an active terms-of-service violation" } else { "has no terms-of-service violation" };
+            println!("account {} ({}) {state}", a.euuid, a.company);
+            Ok(())
+        }
         AdminCommand::User(UserCommand::Create { account, username, email, restricted }) => {
             let u = app.admin_user_create(&account, &username, &email, restricted).await.map_err(fail)?;
             println!("user {} created (restricted: {})", u.username, u.restricted);

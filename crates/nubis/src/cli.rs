@@ -301,6 +301,16 @@ pub enum AccountCommand {
         /// The account's euuid.
         euuid: String,
     },
+    /// Mark an account as having an active terms-of-service violation (it can then neither
+    /// create nor accept service transfers), or clear the mark.
+    TosViolation {
+        /// The account's euuid.
+        euuid: String,
+        #[arg(long, conflicts_with = "off", required_unless_present = "off")]
+        on: bool,
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 #[derive(Subcommand)]

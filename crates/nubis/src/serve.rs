@@ -110,6 +110,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!(resumed, "resumed instance transitions");
     }
 
+    // Service transfers: expiry of pending ones and completion of accepted ones.
+    let transfers = app.spawn_transfer_worker();
+
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let dataplane = if args.no_dataplane { None } else { Some(start_dataplane(&app)) };
@@ -128,6 +131,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(dp) = dataplane {
         dp.stop().await;
     }
+    transfers.abort();
     mailer.abort();
     billing.abort();
     app.store().close().await;

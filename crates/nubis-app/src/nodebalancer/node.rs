@@ -37,8 +37,19 @@ pub(super) fn resolve_new_nodes(p: &mut Problems, reqs: &[NodeRequest]) -> Vec<N
 async fn address_problem(tx: &mut Tx<'_>, b: &BalancerRow, f: &NodeFields) -> Result<Option<String>> {
     let ip = std::net::Ipv4Addr::from(f.v4).to_string();
     let row = tx.ip_get(b.account_id, &ip).await?;
-    let ok = row.is_some_and(|r| r.kind == IpKind::Ipv4 && !r.public && r.region == b.region);
-    Ok((!ok).then(|| format!("Must be a private IPv4 address of one of your instances in region {}", b.region)))
+    let Some(row) = row.filter(|r| r.kind == IpKind::Ipv4 && !r.public && r.region == b.region) else {
+        return Ok(Some(format!("Must be a private IPv4 address of one of your instances in region {}", b.region)));
+    };
+    // An instance in a pending or accepted service transfer cannot become a back end (spec 4.4:
+    // the transfer's conditions hold until it ends); read in this transaction, so an attach and
+    // a transfer of the same instance never both succeed.
+    if tx.instance_active_transfer(row.instance_id, Timestamp::now()).await?.is_some() {
+        return Ok(Some(format!(
+            "Instance {} is in a pending or accepted service transfer and cannot be a back end",
+            row.instance_id
+        )));
+    }
+    Ok(None)
 }
 
 /// Inserts a node (and its event) after checking its address; problems go to `p`.

@@ -14,6 +14,7 @@ pub mod logins;
 pub mod nodebalancers;
 pub mod oauth_clients;
 pub mod profile;
+pub mod service_transfers;
 pub mod users;
 pub mod vpcs;
 

@@ -38,5 +38,6 @@ mod rdns;
 mod read_path;
 mod signin;
 mod signin_support;
+mod service_transfers;
 mod users;
 mod vpcs;

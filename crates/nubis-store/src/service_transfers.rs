@@ -1,0 +1,435 @@
+//! Service transfers (spec 3.2, 4.4): the transfer records with their instances, what keeps an
+//! instance from being transferred, the move of instances with their addresses to another
+//! account, and the operators' terms-of-service violation flag.
+//!
+//! An instance is in at most one transfer that is pending or accepted and not complete: a unique
+//! index over the `active` rows says so, whatever the interleaving of requests.
+
+use std::collections::BTreeMap;
+
+use crate::db::Row;
+use nubis_model::filter::Filter;
+use nubis_model::service_transfer::TransferStatus;
+use nubis_model::{Error, Result, Timestamp};
+
+use crate::db::query;
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferRow {
+    pub id: i64,
+    pub token: String,
+    /// The creating (sending) account.
+    pub account_id: i64,
+    /// The accepting (receiving) account, once accepted.
+    pub receiver_account_id: Option<i64>,
+    /// The status as last written (see `TransferStatus::as_of` for the status as of now).
+    pub status: TransferStatus,
+    pub created: Timestamp,
+    pub updated: Timestamp,
+    pub expiry: Timestamp,
+    pub accepted: Option<Timestamp>,
+    pub completed: Option<Timestamp>,
+    pub sender_event_id: Option<i64>,
+    pub receiver_event_id: Option<i64>,
+    /// The instances, in the order the request named them.
+    pub instances: Vec<i64>,
+}
+
+const COLS: &str = "t.id, t.token, t.account_id, t.receiver_account_id, t.status, t.created, t.updated, t.expiry, \
+                    t.accepted, t.completed, t.sender_event_id, t.receiver_event_id";
+const RET: &str = "id, token, account_id, receiver_account_id, status, created, updated, expiry, accepted, \
+                   completed, sender_event_id, receiver_event_id";
+
+fn transfer(r: &Row) -> Result<TransferRow> {
+    let status = r.str("status")?;
+    Ok(TransferRow {
+        id: r.i64("id")?,
+        token: r.str("token")?,
+        account_id: r.i64("account_id")?,
+        receiver_account_id: r.opt_i64("receiver_account_id")?,
+        status: TransferStatus::parse(&status).ok_or_else(|| Error::Internal(format!("transfer status {status}")))?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
+        expiry: r.ts("expiry")?,
+        accepted: r.opt_ts("accepted")?,
+        completed: r.opt_ts("completed")?,
+        sender_event_id: r.opt_i64("sender_event_id")?,
+        receiver_event_id: r.opt_i64("receiver_event_id")?,
+        instances: Vec::new(),
+    })
+}
+
+/// A transfer about to be written.
+pub struct NewTransfer<'a> {
+    pub token: &'a str,
+    pub account_id: i64,
+    pub instances: &'a [i64],
+    pub created: Timestamp,
+    pub expiry: Timestamp,
+}
+
+/// Why an instance cannot be transferred now, as found in the database (spec 4.4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransferBlockers {
+    /// Load balancers with a back-end node on the instance's private address.
+    pub balancers: Vec<(i64, String)>,
+    /// Firewalls the instance is a device of (enabled or disabled).
+    pub firewalls: Vec<(i64, String)>,
+    /// VLAN labels of its interfaces.
+    pub vlans: Vec<String>,
+    /// VPC ids of its interfaces.
+    pub vpcs: Vec<i64>,
+    /// Addresses shared with it, and its addresses shared with other instances.
+    pub shared: Vec<String>,
+    /// IPv6 ranges routed to it (`range/prefix`).
+    pub ranges: Vec<String>,
+}
+
+/// Filterable fields of the list. `clock` is a one-row subquery holding the time of the read and
+/// the caller's account, so that `status` and `is_sender` are what the API shows.
+const COLUMNS: &[Column] = &[
+    Column {
+        path: "status",
+        expr: "(CASE WHEN t.status = 'pending' AND t.expiry <= clock.now_ts THEN 'stale' ELSE t.status END)",
+        kind: ColKind::Text,
+    },
+    Column { path: "is_sender", expr: "(t.account_id = clock.viewer)", kind: ColKind::Bool },
+    Column { path: "created", expr: "t.created", kind: ColKind::Text },
+    Column { path: "updated", expr: "t.updated", kind: ColKind::Text },
+    Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
+    Column { path: "token", expr: "t.token", kind: ColKind::Text },
+];
+
+/// `FROM` and the visibility of the list: transfers the account created or accepted.
+fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp) {
+    sql.push(" FROM service_transfers t CROSS JOIN (SELECT CAST(");
+    sql.bind(Val::Str(now.to_string()));
+    sql.push(" AS TEXT) AS now_ts, CAST(");
+    sql.bind(Val::I64(account_id));
+    sql.push(
+        " AS BIGINT) AS viewer) clock WHERE (t.account_id = clock.viewer OR t.receiver_account_id = clock.viewer)",
+    );
+}
+
+impl Tx<'_> {
+    /// Inserts a pending transfer with its instances. An instance already in an active transfer
+    /// is `Error::Unique` (the unique index over active rows).
+    pub async fn transfer_insert(&mut self, n: &NewTransfer<'_>) -> Result<TransferRow> {
+        let sql = format!(
+            "INSERT INTO service_transfers (token, account_id, status, created, updated, expiry) \
+             VALUES ($1, $2, 'pending', $3, $3, $4) RETURNING {RET}"
+        );
+        let row = query(sql)
+            .bind(n.token)
+            .bind(n.account_id)
+            .bind(n.created.to_string())
+            .bind(n.expiry.to_string())
+            .fetch_one(self.h())
+            .await?;
+        let mut t = transfer(&row)?;
+        for (pos, id) in n.instances.iter().enumerate() {
+            query(
+                "INSERT INTO service_transfer_instances (transfer_id, instance_id, position, active) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(t.id)
+            .bind(*id)
+            .bind(pos as i64)
+            .bind(true)
+            .execute(self.h())
+            .await?;
+        }
+        t.instances = n.instances.to_vec();
+        Ok(t)
+    }
+
+    /// A transfer by token, read inside the transaction with its row lock taken, so that
+    /// concurrent accepts and cancels of one transfer conflict instead of interleaving.
+    pub async fn transfer_lock(&mut self, token: &str) -> Result<Option<TransferRow>> {
+        let sql = format!("UPDATE service_transfers SET updated = updated WHERE token = $1 RETURNING {RET}");
+        let row = query(sql).bind(token).fetch_optional(self.h()).await?;
+        let Some(mut t) = row.as_ref().map(transfer).transpose()? else { return Ok(None) };
+        t.instances = self.transfer_instances(t.id).await?;
+        Ok(Some(t))
+    }
+
+    async fn transfer_instances(&mut self, transfer_id: i64) -> Result<Vec<i64>> {
+        query("SELECT instance_id FROM service_transfer_instances WHERE transfer_id = $1 ORDER BY position")
+            .bind(transfer_id)
+            .fetch_column_i64(self.h())
+            .await
+    }
+
+    /// Records the acceptance by `receiver` (the instances stay active until completion).
+    pub async fn transfer_accept(
+        &mut self,
+        id: i64,
+        receiver: i64,
+        sender_event_id: i64,
+        receiver_event_id: i64,
+        now: Timestamp,
+    ) -> Result<()> {
+        query(
+            "UPDATE service_transfers SET status = 'accepted', receiver_account_id = $2, accepted = $3, updated = $3, \
+             sender_event_id = $4, receiver_event_id = $5 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(receiver)
+        .bind(now.to_string())
+        .bind(sender_event_id)
+        .bind(receiver_event_id)
+        .execute(self.h())
+        .await?;
+        Ok(())
+    }
+
+    /// Ends a transfer in `status` (canceled, completed, failed, stale): its instances are free
+    /// for another transfer.
+    pub async fn transfer_end(&mut self, id: i64, status: TransferStatus, now: Timestamp) -> Result<()> {
+        debug_assert!(!matches!(status, TransferStatus::Pending | TransferStatus::Accepted));
+        let completed = (status == TransferStatus::Completed).then_some(now);
+        query("UPDATE service_transfers SET status = $2, updated = $3, completed = $4 WHERE id = $1")
+            .bind(id)
+            .bind(status.name())
+            .bind(now.to_string())
+            .bind(completed)
+            .execute(self.h())
+            .await?;
+        query("UPDATE service_transfer_instances SET active = $2 WHERE transfer_id = $1")
+            .bind(id)
+            .bind(false)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Marks every pending transfer at or past its expiry stale (one statement, so concurrent
+    /// sweeps never expire one transfer twice) and frees its instances; returns those transfers.
+    pub async fn transfers_expire_due(&mut self, now: Timestamp) -> Result<Vec<TransferRow>> {
+        let sql = format!(
+            "UPDATE service_transfers SET status = 'stale', updated = $1 \
+             WHERE status = 'pending' AND expiry <= $1 RETURNING {RET}"
+        );
+        let rows = query(sql).bind(now.to_string()).fetch_all(self.h()).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let mut t = transfer(r)?;
+            query("UPDATE service_transfer_instances SET active = $2 WHERE transfer_id = $1")
+                .bind(t.id)
+                .bind(false)
+                .execute(self.h())
+                .await?;
+            t.instances = self.transfer_instances(t.id).await?;
+            out.push(t);
+        }
+        Ok(out)
+    }
+
+    /// The token of the transfer that holds the instance now (pending and not expired, or
+    /// accepted and not complete), if any.
+    pub async fn instance_active_transfer(&mut self, instance_id: i64, now: Timestamp) -> Result<Option<String>> {
+        let v = query(
+            "SELECT t.token FROM service_transfer_instances ti JOIN service_transfers t ON t.id = ti.transfer_id \
+             WHERE ti.instance_id = $1 AND ti.active = $2 AND (t.status = 'accepted' OR t.expiry > $3)",
+        )
+        .bind(instance_id)
+        .bind(true)
+        .bind(now.to_string())
+        .fetch_column_str(self.h())
+        .await?;
+        Ok(v.into_iter().next())
+    }
+
+    /// Everything that keeps an instance from being transferred, read inside the transaction.
+    pub async fn instance_transfer_blockers(&mut self, instance_id: i64) -> Result<TransferBlockers> {
+        let pairs = |rows: Vec<Row>| -> Result<Vec<(i64, String)>> {
+            rows.iter().map(|r| Ok((r.i64("id")?, r.str("label")?))).collect()
+        };
+        let balancers = pairs(
+            query(
+                "SELECT DISTINCT b.id, b.label FROM nodebalancer_nodes n JOIN ip_addresses a ON a.v4 = n.v4 \
+                 JOIN nodebalancers b ON b.id = n.nodebalancer_id \
+                 WHERE a.instance_id = $1 AND a.public = $2 ORDER BY b.id",
+            )
+            .bind(instance_id)
+            .bind(false)
+            .fetch_all(self.h())
+            .await?,
+        )?;
+        let firewalls = pairs(
+            query(
+                "SELECT f.id, f.label FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id \
+                 WHERE d.instance_id = $1 ORDER BY f.id",
+            )
+            .bind(instance_id)
+            .fetch_all(self.h())
+            .await?,
+        )?;
+        let vlans = query(
+            "SELECT label FROM instance_interfaces WHERE instance_id = $1 AND purpose = 'vlan' AND label IS NOT NULL \
+             ORDER BY position",
+        )
+        .bind(instance_id)
+        .fetch_column_str(self.h())
+        .await?;
+        let vpcs = query(
+            "SELECT vpc_id FROM instance_interfaces WHERE instance_id = $1 AND purpose = 'vpc' AND vpc_id IS NOT NULL \
+             ORDER BY position",
+        )
+        .bind(instance_id)
+        .fetch_column_i64(self.h())
+        .await?;
+        let shared = query(
+            "SELECT address FROM ip_shares WHERE instance_id = $1 \
+             UNION SELECT s.address FROM ip_shares s JOIN ip_addresses a ON a.address = s.address \
+             WHERE a.instance_id = $1 \
+             UNION SELECT s.address FROM ip_shares s JOIN ipv6_ranges r ON r.range_start = s.address \
+             WHERE r.instance_id = $1 ORDER BY address",
+        )
+        .bind(instance_id)
+        .fetch_column_str(self.h())
+        .await?;
+        let ranges = query("SELECT range_start, prefix FROM ipv6_ranges WHERE instance_id = $1 ORDER BY id")
+            .bind(instance_id)
+            .fetch_all(self.h())
+            .await?
+            .iter()
+            .map(|r| Ok(format!("{}/{}", r.str("range_start")?, r.i64("prefix")?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(TransferBlockers { balancers, firewalls, vlans, vpcs, shared, ranges })
+    }
+
+    /// True when the account has an instance labelled `label` (read inside the transaction).
+    pub async fn instance_label_taken(&mut self, account_id: i64, label: &str) -> Result<bool> {
+        let n = query("SELECT COUNT(*) FROM instances WHERE account_id = $1 AND label = $2")
+            .bind(account_id)
+            .bind(label)
+            .fetch_i64(self.h())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Moves an instance from account `from` to account `to` with its interfaces and addresses
+    /// (public and private IPv4, SLAAC and link-local IPv6). Returns false when the instance is
+    /// no longer `from`'s.
+    pub async fn instance_move(&mut self, id: i64, from: i64, to: i64, now: Timestamp) -> Result<bool> {
+        let n = query("UPDATE instances SET account_id = $3, updated = $4 WHERE id = $1 AND account_id = $2")
+            .bind(id)
+            .bind(from)
+            .bind(to)
+            .bind(now.to_string())
+            .execute(self.h())
+            .await?;
+        if n == 0 {
+            return Ok(false);
+        }
+        for sql in [
+            "UPDATE ip_addresses SET account_id = $2 WHERE instance_id = $1",
+            "UPDATE instance_interfaces SET account_id = $2 WHERE instance_id = $1",
+            "UPDATE ipv6_ranges SET account_id = $2 WHERE instance_id = $1",
+            "UPDATE ip_shares SET account_id = $2 WHERE instance_id = $1",
+        ] {
+            query(sql).bind(id).bind(to).execute(self.h()).await?;
+        }
+        Ok(true)
+    }
+
+    /// Sets or clears an account's active terms-of-service violation.
+    pub async fn account_tos_violation_set(&mut self, account_id: i64, on: bool, now: Timestamp) -> Result<()> {
+        if on {
+            query("INSERT INTO account_tos_violations (account_id, since) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(account_id)
+                .bind(now.to_string())
+                .execute(self.h())
+                .await?;
+        } else {
+            query("DELETE FROM account_tos_violations WHERE account_id = $1")
+                .bind(account_id)
+                .execute(self.h())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// True when the account has an active terms-of-service violation (read inside the
+    /// transaction).
+    pub async fn account_tos_violation(&mut self, account_id: i64) -> Result<bool> {
+        let n = query("SELECT COUNT(*) FROM account_tos_violations WHERE account_id = $1")
+            .bind(account_id)
+            .fetch_i64(self.h())
+            .await?;
+        Ok(n > 0)
+    }
+}
+
+impl Store {
+    /// The tokens of the transfers accepted at or before `by` and not yet completed (the
+    /// completion queue).
+    pub async fn transfers_accepted(&self, by: Timestamp) -> Result<Vec<String>> {
+        query("SELECT token FROM service_transfers WHERE status = 'accepted' AND accepted <= $1 ORDER BY id")
+            .bind(by.to_string())
+            .fetch_column_str(self.r())
+            .await
+    }
+
+    /// A transfer by its token.
+    pub async fn transfer_by_token(&self, token: &str) -> Result<Option<TransferRow>> {
+        let sql = format!("SELECT {COLS} FROM service_transfers t WHERE t.token = $1");
+        let Some(row) = query(sql).bind(token).fetch_optional(self.r()).await? else { return Ok(None) };
+        let mut t = transfer(&row)?;
+        t.instances =
+            query("SELECT instance_id FROM service_transfer_instances WHERE transfer_id = $1 ORDER BY position")
+                .bind(t.id)
+                .fetch_column_i64(self.r())
+                .await?;
+        Ok(Some(t))
+    }
+
+    /// One page of the transfers an account created or accepted, newest first unless the filter
+    /// orders them; `now` decides which pending transfers read as stale.
+    pub async fn transfers_page(
+        &self,
+        account_id: i64,
+        now: Timestamp,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<TransferRow>, u64)> {
+        let mut count = Sql::new("SELECT COUNT(*)");
+        list_scope(&mut count, account_id, now);
+        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+        let total = count.query().fetch_i64(self.r()).await?;
+
+        let mut sql = Sql::new(&format!("SELECT {COLS}"));
+        list_scope(&mut sql, account_id, now);
+        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_order(&mut sql, COLUMNS, filter, "t.id DESC")?;
+        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
+        sql.push(" OFFSET ")
+            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        let rows = sql.query().fetch_all(self.r()).await?;
+        let mut out = rows.iter().map(transfer).collect::<Result<Vec<_>>>()?;
+        if !out.is_empty() {
+            let mut q =
+                Sql::new("SELECT transfer_id, instance_id FROM service_transfer_instances WHERE transfer_id IN (");
+            for (i, t) in out.iter().enumerate() {
+                if i > 0 {
+                    q.push(", ");
+                }
+                q.bind(Val::I64(t.id));
+            }
+            q.push(") ORDER BY transfer_id, position");
+            let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            for r in q.query().fetch_all(self.r()).await? {
+                by.entry(r.i64("transfer_id")?).or_default().push(r.i64("instance_id")?);
+            }
+            for t in &mut out {
+                t.instances = by.remove(&t.id).unwrap_or_default();
+            }
+        }
+        Ok((out, total.max(0) as u64))
+    }
+}
