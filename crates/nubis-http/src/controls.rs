@@ -211,7 +211,7 @@ async fn fixtures_load(State(app): State<App>, Op(op): Op, body: axum::body::Byt
 fn public_routes() -> &'static [(String, String)] {
     static ROUTES: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
     ROUTES.get_or_init(|| {
-        crate::operations(&crate::openapi_document()).into_iter().map(|(m, p, _)| (m.to_string(), p)).collect()
+        crate::operations(&crate::api_router().into_openapi()).into_iter().map(|(m, p, _)| (m.to_string(), p)).collect()
     })
 }
 

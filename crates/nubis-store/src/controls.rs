@@ -194,7 +194,7 @@ impl Store {
                 let kept = self.kept_rows_lite(l)?;
                 let r = l.restore_from(&file).and_then(|()| Self::put_back_lite(l, &kept));
                 drop(permit);
-                self.inner.cache.bump();
+                self.inner.cache.bump_all();
                 r?;
             }
             Engine::Pg(_) => {

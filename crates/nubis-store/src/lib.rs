@@ -14,8 +14,8 @@
 pub mod accounts;
 pub mod billing;
 mod cache;
-pub mod controls;
 mod children;
+pub mod controls;
 pub(crate) mod db;
 pub mod events;
 pub mod firewalls;
