@@ -72,8 +72,11 @@ fn document_operation(path: &str, method: &str, op: &mut Value) {
     let id = op.get("operationId").and_then(Value::as_str).unwrap_or_default().to_string();
     let public = nubis_app::Op::from_name(&id).is_some_and(|o| o.policy().public);
     let has_body = op.get("requestBody").is_some();
-    let ok_has_body = op.pointer("/responses/200/content").is_some();
-    let is_list = method == "get" && id.ends_with("_list") && !ok_has_body;
+    let is_list = method == "get"
+        && op
+            .pointer("/responses/200/content/application~1json/schema/$ref")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.starts_with("#/components/schemas/Page_"));
     if is_list {
         let params = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(params)) = params {
@@ -130,6 +133,16 @@ mod tests {
             assert!(put.get(code).is_some(), "PUT /v4/vpcs/{{vpc_id}} documents {code}: {put}");
         }
         assert_eq!(doc["paths"]["/v4/regions"]["get"]["security"], serde_json::json!([]));
+        let list = &doc["paths"]["/v4/compute/instances"]["get"];
+        let params: Vec<&str> =
+            list["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(params, ["page", "page_size", "X-Filter"]);
+        let page = &list["responses"]["200"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(page, "#/components/schemas/Page_Instance");
+        let page = &doc["components"]["schemas"]["Page_Instance"];
+        assert_eq!(page["required"], serde_json::json!(["data", "page", "pages", "results"]));
+        let item = &page["properties"]["data"]["items"];
+        assert_eq!(item["properties"]["status"]["$ref"], "#/components/schemas/Status", "{page}");
         assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
     }
 }
