@@ -57,8 +57,67 @@ pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
                 document_operation(path, method, op);
             }
         }
+        add_links(paths);
     }
     v
+}
+
+/// The body field that names a created record in the path of its own operations.
+fn id_field(param: &str) -> Option<&'static str> {
+    match param {
+        "username" => Some("username"),
+        "address" => Some("address"),
+        p if p.ends_with("_id") => Some("id"),
+        _ => None,
+    }
+}
+
+/// Links from each create (`POST` on a collection) to the operations on the record it made
+/// (`{collection}/{param}...`), so that contract testers can follow them (stateful testing).
+fn add_links(paths: &mut serde_json::Map<String, Value>) {
+    let ops: Vec<(String, String)> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, op)| op.get("operationId").and_then(Value::as_str))
+                .map(move |id| (path.clone(), id.to_string()))
+        })
+        .collect();
+    let creates: Vec<String> = paths
+        .iter()
+        .filter(|(_, item)| item.pointer("/post/responses/200/content").is_some())
+        .map(|(p, _)| p.clone())
+        .collect();
+    for collection in creates {
+        let parent_params: Vec<String> = params_of(&collection);
+        let mut links = serde_json::Map::new();
+        for (path, op_id) in &ops {
+            let Some(rest) = path.strip_prefix(&format!("{collection}/{{")) else { continue };
+            let Some((param, tail)) = rest.split_once('}') else { continue };
+            if tail.contains('{') {
+                continue;
+            }
+            let Some(field) = id_field(param) else { continue };
+            let mut parameters = serde_json::Map::new();
+            for p in &parent_params {
+                parameters.insert(p.clone(), json!(format!("$request.path.{p}")));
+            }
+            parameters.insert(param.to_string(), json!(format!("$response.body#/{field}")));
+            links.insert(op_id.clone(), json!({"operationId": op_id, "parameters": parameters}));
+        }
+        if !links.is_empty()
+            && let Some(r) = paths.get_mut(&collection).and_then(|i| i.pointer_mut("/post/responses/200"))
+            && let Some(r) = r.as_object_mut()
+        {
+            r.insert("links".into(), Value::Object(links));
+        }
+    }
+}
+
+fn params_of(path: &str) -> Vec<String> {
+    path.split('{').skip(1).filter_map(|s| s.split_once('}').map(|(p, _)| p.to_string())).collect()
 }
 
 fn error_response(description: &str) -> Value {
@@ -144,5 +203,11 @@ mod tests {
         let item = &page["properties"]["data"]["items"];
         assert_eq!(item["properties"]["status"]["$ref"], "#/components/schemas/Status", "{page}");
         assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
+        // Creates link to the operations on what they made.
+        let links = &doc["paths"]["/v4/nodebalancers/{nodebalancer_id}/configs"]["post"]["responses"]["200"]["links"];
+        assert_eq!(
+            links["nodebalancer_config_get"]["parameters"],
+            serde_json::json!({"nodebalancer_id": "$request.path.nodebalancer_id", "config_id": "$response.body#/id"})
+        );
     }
 }
