@@ -141,7 +141,7 @@ fn document_operation(path: &str, method: &str, op: &mut Value) {
         if let Some(Value::Array(params)) = params {
             params.push(
                 json!({"name": "page", "in": "query", "required": false, "description": "The page to return (from 1)",
-                "schema": {"type": "integer", "format": "int64", "minimum": 1}}),
+                "schema": {"type": "integer", "minimum": 1}}),
             );
             params.push(json!({"name": "page_size", "in": "query", "required": false, "description": "Records per page",
                 "schema": {"type": "integer", "format": "int64", "minimum": nubis_model::page::MIN_PAGE_SIZE, "maximum": nubis_model::page::MAX_PAGE_SIZE}}));
