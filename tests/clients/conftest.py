@@ -41,7 +41,7 @@ LOOPBACK_ONLY = {
 # Set for this process before any client exists (the SDK uses requests, which reads them).
 os.environ.update(LOOPBACK_ONLY)
 
-CONFIG = """
+BASE_CONFIG = """
 [limits]
 rate_limit_requests = 1000000
 rate_limit_window_secs = 60
@@ -54,7 +54,27 @@ reboot_ms = 100
 
 [dns]
 offline = true
+
+[dataplane]
+reconcile_interval_ms = 200
 """
+
+
+def private_config() -> str:
+    """The configuration with address pools of this server's own (balancer addresses in
+    127.160-219.x.x, private addresses in a random /26 of 192.168/16), so that listeners and back
+    ends of servers running at once do not collide."""
+    n = secrets.randbelow(60 * 256)
+    a, b = 160 + n // 256, n % 256
+    x, q = secrets.randbelow(256), secrets.randbelow(4)
+    caps = '"Linodes", "NodeBalancers", "VPCs", "Cloud Firewall", "Vlans"'
+    regions = "".join(
+        f'[[regions]]\nid = "{rid}"\nlabel = "{rid}"\ncountry = "us"\ncapabilities = [{caps}]\n'
+        f'public_ipv4 = "127.{a}.{b}.{quarter * 64}/26"\npublic_prefix = 26\n'
+        f'ipv6_pool = "2001:db8:{v6:x}::/64"\nipv6_ranges = "2001:db8:{v6:x}00::/40"\n\n'
+        for rid, quarter, v6 in (("us-east", 0, 0x10), ("us-west", 1, 0x11))
+    )
+    return f'{BASE_CONFIG}\n[network]\nprivate_ipv4 = "192.168.{x}.{q * 64}/26"\n\n{regions}'
 
 
 def nubis_binary() -> Path:
@@ -67,7 +87,8 @@ def nubis_binary() -> Path:
 class Nubis:
     """A `nubis serve` process on an ephemeral port of 127.0.0.1 with a fresh database."""
 
-    def __init__(self, config: str = CONFIG):
+    def __init__(self, config: str | None = None):
+        config = config or private_config()
         self.dir = Path(tempfile.mkdtemp(prefix="nubis-clients-"))
         (self.dir / "config.toml").write_text(config)
         self.token = "clients-" + secrets.token_hex(16)

@@ -2,6 +2,11 @@
 seed's load balancer walkthrough through the SDK's own methods, then firewalls, addresses,
 events and grants."""
 
+import http.client
+import http.server
+import random
+import threading
+
 from linode_api4 import Firewall, Instance, IPAddress, NodeBalancer
 from linode_api4.objects import Event
 
@@ -16,13 +21,44 @@ def wait_status(nubis, instance, status):
     nubis.wait_for(current, f"instance {instance.id} to be {status}")
 
 
+def backend(private: str, name: str):
+    """An HTTP server "inside the instance": on 127.168.X.Y for the private 192.168.X.Y, on a
+    free port; answers its name."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = name.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.168." + private.split(".", 2)[2], 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def get(host, port):
+    conn = http.client.HTTPConnection(host, port, timeout=5)  # direct: no proxy
+    try:
+        conn.request("GET", "/")
+        return conn.getresponse().read().decode()
+    finally:
+        conn.close()
+
+
 def test_walkthrough_through_the_sdk(nubis, client):
     # 1. A load balancer.
     nb = client.nodebalancer_create("us-east", label="sdk-balancer", client_conn_throttle=0)
     assert isinstance(nb, NodeBalancer) and nb.ipv4.address
-    # 2. A config on port 80 with a connection check.
-    config = nb.config_create(port=80, protocol="http", check="connection", check_interval=2, check_timeout=1)
-    assert config.port == 80 and config.check == "connection"
+    # 2. A config with a connection check (a high port: no privileges needed).
+    port = random.randint(20000, 40000)
+    config = nb.config_create(port=port, protocol="http", check="connection", check_interval=2, check_timeout=1)
+    assert config.port == port and config.check == "connection"
+    servers = []
 
     for n in (1, 2):
         # 3. An instance, powered off.
@@ -39,12 +75,33 @@ def test_walkthrough_through_the_sdk(nubis, client):
         # 5. Booted.
         assert instance.boot()
         wait_status(nubis, instance, "running")
-        # 6. The instance as a back end.
-        node = config.node_create(f"backend-{n}", f"{ip.address}:8080")
-        assert node.address == f"{ip.address}:8080"
+        # 6. The instance as a back end, and a web server "inside" it.
+        servers.append(backend(ip.address, f"backend {n}"))
+        address = f"{ip.address}:{servers[-1].server_address[1]}"
+        node = config.node_create(f"backend-{n}", address)
+        assert node.address == address
 
     config.invalidate()
     assert len(config.nodes) == 2
+    # 7. Health: both nodes up (checked as soon as they are added), and requests alternate.
+    def both_up():
+        config.invalidate()
+        return config.nodes_status.up == 2
+
+    nubis.wait_for(both_up, "nodes_status to show both nodes up", timeout=10)
+
+    def serving():
+        try:
+            return get(nb.ipv4.address, port).startswith("backend")
+        except OSError:
+            return False
+
+    nubis.wait_for(serving, "the balancer to serve")
+    answers = [get(nb.ipv4.address, port) for _ in range(6)]
+    assert all(a != b for a, b in zip(answers, answers[1:])), answers
+    assert set(answers) == {"backend 1", "backend 2"}
+    for s in servers:
+        s.shutdown()
     # The instances seen through the SDK's list, from the same records the spec's paths answer.
     labels = {i.label for i in client.linode.instances()}
     assert {"sdk-1", "sdk-2"} <= labels

@@ -57,8 +57,67 @@ pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
                 document_operation(path, method, op);
             }
         }
+        add_links(paths);
     }
     v
+}
+
+/// The body field that names a created record in the path of its own operations.
+fn id_field(param: &str) -> Option<&'static str> {
+    match param {
+        "username" => Some("username"),
+        "address" => Some("address"),
+        p if p.ends_with("_id") => Some("id"),
+        _ => None,
+    }
+}
+
+/// Links from each create (`POST` on a collection) to the operations on the record it made
+/// (`{collection}/{param}...`), so that contract testers can follow them (stateful testing).
+fn add_links(paths: &mut serde_json::Map<String, Value>) {
+    let ops: Vec<(String, String)> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, op)| op.get("operationId").and_then(Value::as_str))
+                .map(move |id| (path.clone(), id.to_string()))
+        })
+        .collect();
+    let creates: Vec<String> = paths
+        .iter()
+        .filter(|(_, item)| item.pointer("/post/responses/200/content").is_some())
+        .map(|(p, _)| p.clone())
+        .collect();
+    for collection in creates {
+        let parent_params: Vec<String> = params_of(&collection);
+        let mut links = serde_json::Map::new();
+        for (path, op_id) in &ops {
+            let Some(rest) = path.strip_prefix(&format!("{collection}/{{")) else { continue };
+            let Some((param, tail)) = rest.split_once('}') else { continue };
+            if tail.contains('{') {
+                continue;
+            }
+            let Some(field) = id_field(param) else { continue };
+            let mut parameters = serde_json::Map::new();
+            for p in &parent_params {
+                parameters.insert(p.clone(), json!(format!("$request.path.{p}")));
+            }
+            parameters.insert(param.to_string(), json!(format!("$response.body#/{field}")));
+            links.insert(op_id.clone(), json!({"operationId": op_id, "parameters": parameters}));
+        }
+        if !links.is_empty()
+            && let Some(r) = paths.get_mut(&collection).and_then(|i| i.pointer_mut("/post/responses/200"))
+            && let Some(r) = r.as_object_mut()
+        {
+            r.insert("links".into(), Value::Object(links));
+        }
+    }
+}
+
+fn params_of(path: &str) -> Vec<String> {
+    path.split('{').skip(1).filter_map(|s| s.split_once('}').map(|(p, _)| p.to_string())).collect()
 }
 
 fn error_response(description: &str) -> Value {
@@ -72,14 +131,17 @@ fn document_operation(path: &str, method: &str, op: &mut Value) {
     let id = op.get("operationId").and_then(Value::as_str).unwrap_or_default().to_string();
     let public = nubis_app::Op::from_name(&id).is_some_and(|o| o.policy().public);
     let has_body = op.get("requestBody").is_some();
-    let ok_has_body = op.pointer("/responses/200/content").is_some();
-    let is_list = method == "get" && id.ends_with("_list") && !ok_has_body;
+    let is_list = method == "get"
+        && op
+            .pointer("/responses/200/content/application~1json/schema/$ref")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.starts_with("#/components/schemas/Page_"));
     if is_list {
         let params = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(params)) = params {
             params.push(
                 json!({"name": "page", "in": "query", "required": false, "description": "The page to return (from 1)",
-                "schema": {"type": "integer", "format": "int64", "minimum": 1}}),
+                "schema": {"type": "integer", "minimum": 1}}),
             );
             params.push(json!({"name": "page_size", "in": "query", "required": false, "description": "Records per page",
                 "schema": {"type": "integer", "format": "int64", "minimum": nubis_model::page::MIN_PAGE_SIZE, "maximum": nubis_model::page::MAX_PAGE_SIZE}}));
@@ -130,6 +192,22 @@ mod tests {
             assert!(put.get(code).is_some(), "PUT /v4/vpcs/{{vpc_id}} documents {code}: {put}");
         }
         assert_eq!(doc["paths"]["/v4/regions"]["get"]["security"], serde_json::json!([]));
+        let list = &doc["paths"]["/v4/compute/instances"]["get"];
+        let params: Vec<&str> =
+            list["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(params, ["page", "page_size", "X-Filter"]);
+        let page = &list["responses"]["200"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(page, "#/components/schemas/Page_Instance");
+        let page = &doc["components"]["schemas"]["Page_Instance"];
+        assert_eq!(page["required"], serde_json::json!(["data", "page", "pages", "results"]));
+        let item = &page["properties"]["data"]["items"];
+        assert_eq!(item["properties"]["status"]["$ref"], "#/components/schemas/Status", "{page}");
         assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
+        // Creates link to the operations on what they made.
+        let links = &doc["paths"]["/v4/nodebalancers/{nodebalancer_id}/configs"]["post"]["responses"]["200"]["links"];
+        assert_eq!(
+            links["nodebalancer_config_get"]["parameters"],
+            serde_json::json!({"nodebalancer_id": "$request.path.nodebalancer_id", "config_id": "$response.body#/id"})
+        );
     }
 }

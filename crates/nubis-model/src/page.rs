@@ -31,7 +31,7 @@ impl PageRequest {
 }
 
 /// One page of a list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Page<T> {
     pub data: Vec<T>,
     pub page: u64,

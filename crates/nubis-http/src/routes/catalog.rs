@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::response::Response;
 use nubis_app::App;
 use nubis_model::catalog::{IMAGE_FILTERABLE, Image, InstanceType, REGION_FILTERABLE, Region, TYPE_FILTERABLE};
+use nubis_model::page::Page;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -23,7 +24,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .route("/v4/images/{vendor}/{name}", axum::routing::get(image_get_split))
 }
 
-#[utoipa::path(get, path = "/v4/regions", tag = "regions", responses((status = 200, description = "A page of regions")))]
+#[utoipa::path(get, path = "/v4/regions", tag = "regions", responses((status = 200, description = "A page of regions", body = Page<Region>)))]
 async fn region_list(State(app): State<App>, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.region_list(), &q, REGION_FILTERABLE)
 }
@@ -33,7 +34,7 @@ async fn region_get(State(app): State<App>, ApiPath(id): ApiPath<String>) -> Api
     Ok(Json(app.region_get(&id)?))
 }
 
-#[utoipa::path(get, path = "/v4/compute/types", tag = "types", responses((status = 200, description = "A page of instance types")))]
+#[utoipa::path(get, path = "/v4/compute/types", tag = "types", responses((status = 200, description = "A page of instance types", body = Page<InstanceType>)))]
 async fn type_list(State(app): State<App>, q: ListQuery) -> ApiResult<Response> {
     page_of(app.type_list(), &q, TYPE_FILTERABLE)
 }
@@ -43,7 +44,7 @@ async fn type_get(State(app): State<App>, ApiPath(id): ApiPath<String>) -> ApiRe
     Ok(Json(app.type_get(&id)?))
 }
 
-#[utoipa::path(get, path = "/v4/images", tag = "images", responses((status = 200, description = "A page of images")))]
+#[utoipa::path(get, path = "/v4/images", tag = "images", responses((status = 200, description = "A page of images", body = Page<Image>)))]
 async fn image_list(State(app): State<App>, q: ListQuery) -> ApiResult<Response> {
     page_of(app.image_list(), &q, IMAGE_FILTERABLE)
 }

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_model::event::{EVENT_FILTERABLE, Event};
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,7 +23,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(event_seen))
 }
 
-#[utoipa::path(get, path = "/v4/account/events", tag = "account", responses((status = 200, description = "A page of events, newest first")))]
+#[utoipa::path(get, path = "/v4/account/events", tag = "account", responses((status = 200, description = "A page of events, newest first", body = Page<Event>)))]
 async fn event_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, EVENT_FILTERABLE)?;
     Ok(Json(app.event_list(&actor, &filter, q.page).await?).into_response())

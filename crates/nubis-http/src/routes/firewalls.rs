@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::firewall::{DeviceCreate, FirewallCreate, FirewallUpdate};
 use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallRules};
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,7 +26,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(nodebalancer_firewalls_list))
 }
 
-#[utoipa::path(get, path = "/v4/networking/firewalls", tag = "firewalls", responses((status = 200, description = "A page of firewalls")))]
+#[utoipa::path(get, path = "/v4/networking/firewalls", tag = "firewalls", responses((status = 200, description = "A page of firewalls", body = Page<Firewall>)))]
 async fn firewall_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, FIREWALL_FILTERABLE)?;
     Ok(Json(app.firewall_list(&actor, &filter, q.page).await?).into_response())
@@ -80,7 +81,7 @@ async fn firewall_rules_update(
     Ok(Json(app.firewall_rules_update(&actor, id, body).await?))
 }
 
-#[utoipa::path(get, path = "/v4/networking/firewalls/{firewall_id}/devices", tag = "firewalls", params(("firewall_id" = i64, Path)), responses((status = 200, description = "A page of the firewall's devices")))]
+#[utoipa::path(get, path = "/v4/networking/firewalls/{firewall_id}/devices", tag = "firewalls", params(("firewall_id" = i64, Path)), responses((status = 200, description = "A page of the firewall's devices", body = Page<FirewallDevice>)))]
 async fn firewall_device_list(
     State(app): State<App>,
     actor: Auth,
@@ -120,7 +121,7 @@ async fn firewall_device_delete(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/firewalls", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), responses((status = 200, description = "A page of the load balancer's firewalls")))]
+#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/firewalls", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), responses((status = 200, description = "A page of the load balancer's firewalls", body = Page<Firewall>)))]
 async fn nodebalancer_firewalls_list(
     State(app): State<App>,
     actor: Auth,

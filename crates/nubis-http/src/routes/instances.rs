@@ -7,9 +7,11 @@ use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
 use nubis_app::ip::{IpAllocate, IpUpdate};
-use nubis_model::firewall::FIREWALL_FILTERABLE;
+use nubis_model::firewall::{FIREWALL_FILTERABLE, Firewall};
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
 use nubis_model::ip::{InstanceIps, IpAddress};
+use nubis_model::nodebalancer::NodeBalancer;
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -32,7 +34,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(instance_nodebalancers_list))
 }
 
-#[utoipa::path(get, path = "/v4/compute/instances", tag = "instances", responses((status = 200, description = "A page of instances")))]
+#[utoipa::path(get, path = "/v4/compute/instances", tag = "instances", responses((status = 200, description = "A page of instances", body = Page<Instance>)))]
 async fn instance_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.instance_list(&actor).await?, &q, INSTANCE_FILTERABLE)
 }
@@ -133,7 +135,7 @@ async fn instance_ip_delete(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/firewalls", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the instance's firewalls")))]
+#[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/firewalls", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the instance's firewalls", body = Page<Firewall>)))]
 async fn instance_firewalls_list(
     State(app): State<App>,
     actor: Auth,
@@ -144,7 +146,7 @@ async fn instance_firewalls_list(
     Ok(Json(app.instance_firewalls_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
-#[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/nodebalancers", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the load balancers the instance is a back end of")))]
+#[utoipa::path(get, path = "/v4/compute/instances/{instance_id}/nodebalancers", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "A page of the load balancers the instance is a back end of", body = Page<NodeBalancer>)))]
 async fn instance_nodebalancers_list(
     State(app): State<App>,
     actor: Auth,

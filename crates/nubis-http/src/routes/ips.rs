@@ -8,6 +8,7 @@ use nubis_app::App;
 use nubis_app::Op;
 use nubis_app::ip::{IpAllocate, IpAssign, IpShare, IpUpdate};
 use nubis_model::ip::{IP_FILTERABLE, IpAddress};
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -27,7 +28,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(ip_get, ip_update))
 }
 
-#[utoipa::path(get, path = "/v4/networking/ips", tag = "networking", params(("skip_ipv6_rdns" = Option<bool>, Query, description = "When true, rdns of IPv6 addresses is null")), responses((status = 200, description = "A page of the account's addresses, private ones excluded")))]
+#[utoipa::path(get, path = "/v4/networking/ips", tag = "networking", params(("skip_ipv6_rdns" = Option<bool>, Query, description = "When true, rdns of IPv6 addresses is null")), responses((status = 200, description = "A page of the account's addresses, private ones excluded", body = Page<IpAddress>)))]
 async fn ip_list(State(app): State<App>, actor: Auth, uri: Uri, q: ListQuery) -> ApiResult<Response> {
     let skip = query_flag(uri.query(), "skip_ipv6_rdns")?;
     page_of(&app.ip_list(&actor, skip).await?, &q, IP_FILTERABLE)

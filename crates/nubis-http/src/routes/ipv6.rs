@@ -5,8 +5,11 @@ use axum::extract::State;
 use axum::response::Response;
 use nubis_app::App;
 use nubis_app::ipv6::Ipv6RangeCreate;
-use nubis_model::instance::VLAN_FILTERABLE;
-use nubis_model::ip::{IPV6_POOL_FILTERABLE, IPV6_RANGE_FILTERABLE, Ipv6RangeCreated, Ipv6RangeView};
+use nubis_model::instance::{VLAN_FILTERABLE, Vlan};
+use nubis_model::ip::{
+    IPV6_POOL_FILTERABLE, IPV6_RANGE_FILTERABLE, Ipv6Pool, Ipv6Range, Ipv6RangeCreated, Ipv6RangeView,
+};
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -24,12 +27,12 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(vlan_list))
 }
 
-#[utoipa::path(get, path = "/v4/networking/ipv6/pools", tag = "networking", responses((status = 200, description = "A page of IPv6 pools")))]
+#[utoipa::path(get, path = "/v4/networking/ipv6/pools", tag = "networking", responses((status = 200, description = "A page of IPv6 pools", body = Page<Ipv6Pool>)))]
 async fn ipv6_pool_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.ipv6_pool_list(&actor).await?, &q, IPV6_POOL_FILTERABLE)
 }
 
-#[utoipa::path(get, path = "/v4/networking/ipv6/ranges", tag = "networking", responses((status = 200, description = "A page of IPv6 ranges")))]
+#[utoipa::path(get, path = "/v4/networking/ipv6/ranges", tag = "networking", responses((status = 200, description = "A page of IPv6 ranges", body = Page<Ipv6Range>)))]
 async fn ipv6_range_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.ipv6_range_list(&actor).await?, &q, IPV6_RANGE_FILTERABLE)
 }
@@ -62,7 +65,7 @@ async fn ipv6_range_delete(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/networking/vlans", tag = "networking", responses((status = 200, description = "A page of VLANs")))]
+#[utoipa::path(get, path = "/v4/networking/vlans", tag = "networking", responses((status = 200, description = "A page of VLANs", body = Page<Vlan>)))]
 async fn vlan_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.vlan_list(&actor).await?, &q, VLAN_FILTERABLE)
 }

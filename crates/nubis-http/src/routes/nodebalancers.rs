@@ -10,6 +10,7 @@ use nubis_model::nodebalancer::{
     CONFIG_FILTERABLE, NODE_FILTERABLE, NODEBALANCER_FILTERABLE, NodeBalancer, NodeBalancerConfig, NodeBalancerNode,
     NodeBalancerStats,
 };
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -36,7 +37,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(nodebalancer_node_get, nodebalancer_node_update, nodebalancer_node_delete))
 }
 
-#[utoipa::path(get, path = "/v4/nodebalancers", tag = "nodebalancers", responses((status = 200, description = "A page of NodeBalancers")))]
+#[utoipa::path(get, path = "/v4/nodebalancers", tag = "nodebalancers", responses((status = 200, description = "A page of NodeBalancers", body = Page<NodeBalancer>)))]
 async fn nodebalancer_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.nodebalancer_list(&actor).await?, &q, NODEBALANCER_FILTERABLE)
 }
@@ -84,7 +85,7 @@ async fn nodebalancer_stats(
     Ok(Json(app.nodebalancer_stats(&actor, id).await?))
 }
 
-#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/configs", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), responses((status = 200, description = "A page of configs")))]
+#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/configs", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), responses((status = 200, description = "A page of configs", body = Page<NodeBalancerConfig>)))]
 async fn nodebalancer_config_list(
     State(app): State<App>,
     actor: Auth,
@@ -154,7 +155,7 @@ async fn nodebalancer_config_rebuild(
     Ok(Json(app.nodebalancer_config_rebuild(&actor, id, config_id, body).await?))
 }
 
-#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/configs/{config_id}/nodes", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path), ("config_id" = i64, Path)), responses((status = 200, description = "A page of nodes")))]
+#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/configs/{config_id}/nodes", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path), ("config_id" = i64, Path)), responses((status = 200, description = "A page of nodes", body = Page<NodeBalancerNode>)))]
 async fn nodebalancer_node_list(
     State(app): State<App>,
     actor: Auth,

@@ -9,6 +9,7 @@ use nubis_app::profile::ProfileUpdate;
 use nubis_app::tokens::{TokenCreate, TokenUpdate};
 use nubis_model::account::{Profile, Token};
 use nubis_model::grants::GrantsView;
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -50,7 +51,7 @@ async fn profile_grants(State(app): State<App>, actor: Auth) -> ApiResult<Respon
     })
 }
 
-#[utoipa::path(get, path = "/v4/profile/tokens", tag = "profile", responses((status = 200, description = "A page of tokens")))]
+#[utoipa::path(get, path = "/v4/profile/tokens", tag = "profile", responses((status = 200, description = "A page of tokens", body = Page<Token>)))]
 async fn token_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.token_list(&actor).await?, &q, TOKEN_FILTERABLE)
 }

@@ -8,6 +8,7 @@ use nubis_app::App;
 use nubis_app::users::{UserCreate, UserUpdate};
 use nubis_model::account::User;
 use nubis_model::grants::{GrantsUpdate, GrantsView};
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -26,7 +27,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(user_grants_get, user_grants_update))
 }
 
-#[utoipa::path(get, path = "/v4/account/users", tag = "account", responses((status = 200, description = "A page of users")))]
+#[utoipa::path(get, path = "/v4/account/users", tag = "account", responses((status = 200, description = "A page of users", body = Page<User>)))]
 async fn user_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     page_of(&app.user_list(&actor).await?, &q, USER_FILTERABLE)
 }

@@ -5,7 +5,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::vpc::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
-use nubis_model::vpc::{SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, Vpc};
+use nubis_model::page::Page;
+use nubis_model::vpc::{SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, Vpc, VpcIp};
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,7 +26,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(subnet_get, subnet_update, subnet_delete))
 }
 
-#[utoipa::path(get, path = "/v4/vpcs", tag = "vpcs", responses((status = 200, description = "A page of VPCs")))]
+#[utoipa::path(get, path = "/v4/vpcs", tag = "vpcs", responses((status = 200, description = "A page of VPCs", body = Page<Vpc>)))]
 async fn vpc_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, VPC_FILTERABLE)?;
     Ok(Json(app.vpc_list(&actor, &filter, q.page).await?).into_response())
@@ -36,7 +37,7 @@ async fn vpc_create(State(app): State<App>, actor: Auth, ApiJson(body): ApiJson<
     Ok(Json(app.vpc_create(&actor, body).await?))
 }
 
-#[utoipa::path(get, path = "/v4/vpcs/ips", tag = "vpcs", responses((status = 200, description = "A page of the addresses of every VPC interface")))]
+#[utoipa::path(get, path = "/v4/vpcs/ips", tag = "vpcs", responses((status = 200, description = "A page of the addresses of every VPC interface", body = Page<VpcIp>)))]
 async fn vpc_ips_list_all(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, VPC_IP_FILTERABLE)?;
     Ok(Json(app.vpc_ips_list_all(&actor, &filter, q.page).await?).into_response())
@@ -63,7 +64,7 @@ async fn vpc_delete(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i6
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/ips", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of the VPC's interface addresses")))]
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/ips", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of the VPC's interface addresses", body = Page<VpcIp>)))]
 async fn vpc_ips_list(
     State(app): State<App>,
     actor: Auth,
@@ -74,7 +75,7 @@ async fn vpc_ips_list(
     Ok(Json(app.vpc_ips_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
-#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of subnets")))]
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/subnets", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of subnets", body = Page<Subnet>)))]
 async fn subnet_list(
     State(app): State<App>,
     actor: Auth,
