@@ -74,9 +74,15 @@ fn validate_create(actor: &Actor, input: &TokenCreate) -> Result<(String, String
 }
 
 impl App {
-    pub async fn token_list(&self, actor: &Actor) -> Result<std::sync::Arc<Vec<Token>>> {
+    pub async fn token_list(
+        &self,
+        actor: &Actor,
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<Token>> {
         self.authorize(actor, Op::TokenList).await?;
-        self.store.tokens_of_user(actor.user_id).await
+        let (rows, results) = self.store.tokens_page(actor.user_id, filter, page.page, page.page_size).await?;
+        Ok(nubis_model::page::Page::new(rows, page, results))
     }
 
     pub async fn token_get(&self, actor: &Actor, id: i64) -> Result<Token> {
@@ -85,8 +91,7 @@ impl App {
     }
 
     async fn own_token(&self, actor: &Actor, id: i64) -> Result<Token> {
-        let tokens = self.store.tokens_of_user(actor.user_id).await?;
-        tokens.iter().find(|t| t.id == id).cloned().ok_or(Error::NotFound)
+        self.store.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)
     }
 
     pub async fn token_create(&self, actor: &Actor, input: TokenCreate) -> Result<Token> {

@@ -1,7 +1,5 @@
 //! Users of the account and their grants (spec 2.6 and 4.8; unrestricted callers only).
 
-use std::sync::Arc;
-
 use nubis_model::account::{User, UserType};
 use nubis_model::event::EventEntity;
 use nubis_model::grants::{EntityGrant, GlobalGrants, GrantKind, GrantsUpdate, GrantsView};
@@ -40,8 +38,7 @@ fn user_entity(u: &User) -> EventEntity {
 
 impl App {
     async fn account_user(&self, actor: &Actor, username: &str) -> Result<User> {
-        let users = self.store.users_of_account(actor.account_id).await?;
-        users.iter().find(|u| u.username == username).cloned().ok_or(Error::NotFound)
+        self.store.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
     }
 
     /// The type a new user of the actor's account gets.
@@ -103,9 +100,15 @@ impl App {
         Ok(u)
     }
 
-    pub async fn user_list(&self, actor: &Actor) -> Result<Arc<Vec<User>>> {
+    pub async fn user_list(
+        &self,
+        actor: &Actor,
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<User>> {
         self.authorize(actor, Op::UserList).await?;
-        self.store.users_of_account(actor.account_id).await
+        let (rows, results) = self.store.users_page(actor.account_id, filter, page.page, page.page_size).await?;
+        Ok(nubis_model::page::Page::new(rows, page, results))
     }
 
     pub async fn user_get(&self, actor: &Actor, username: &str) -> Result<User> {

@@ -9,7 +9,9 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
+use nubis_model::filter::Filter;
 
 const COLS: &str = "id, user_id, label, scopes, created, expiry";
 
@@ -109,5 +111,42 @@ impl Store {
             .transpose()
         })
         .await
+    }
+}
+
+const TOKEN_LIST: Listing<'static> = Listing {
+    select: "SELECT t.id, t.user_id, t.label, t.scopes, t.created, t.expiry FROM tokens t",
+    from: "FROM tokens t",
+    scope: "t.user_id",
+    and: " AND t.kind = 'pat'",
+    cols: &[
+        Column { path: "id", expr: "t.id", kind: ColKind::Int },
+        Column { path: "label", expr: "t.label", kind: ColKind::Text },
+        Column { path: "created", expr: "t.created", kind: ColKind::Text },
+        Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
+    ],
+    order: "t.id",
+    kept_count: None,
+};
+
+impl Store {
+    /// One personal access token of a user.
+    pub async fn token_get(&self, user_id: i64, id: i64) -> Result<Option<Token>> {
+        let sql = format!("SELECT {COLS} FROM tokens WHERE id = $1 AND user_id = $2 AND kind = 'pat'");
+        let row = query(sql).bind(id).bind(user_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(token).transpose()
+    }
+
+    /// One page of a user's personal access tokens and how many there are.
+    pub async fn tokens_page(
+        &self,
+        user_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<Token>, u64)> {
+        let v = Visibility { scope_id: user_id, grant: None, and: None };
+        let (rows, total) = self.fetch_page(&TOKEN_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(token).collect::<Result<_>>()?, total))
     }
 }

@@ -8,7 +8,9 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
+use nubis_model::filter::Filter;
 
 const COLS: &str = "id, account_id, username, email, restricted, user_type, is_owner, prefs, created, password_created";
 
@@ -145,5 +147,36 @@ impl Store {
         let row =
             query("SELECT events_seen_upto FROM users WHERE id = $1").bind(user_id).fetch_optional(self.r()).await?;
         Ok(row.map(|r| r.i64("events_seen_upto")).transpose()?.unwrap_or(0))
+    }
+}
+
+const USER_LIST: Listing<'static> = Listing {
+    select: "SELECT u.id, u.account_id, u.username, u.email, u.restricted, u.user_type, u.is_owner, u.prefs, u.created \
+             FROM users u",
+    from: "FROM users u",
+    scope: "u.account_id",
+    and: "",
+    cols: &[
+        Column { path: "username", expr: "u.username", kind: ColKind::Text },
+        Column { path: "email", expr: "u.email", kind: ColKind::Text },
+        Column { path: "restricted", expr: "u.restricted", kind: ColKind::Bool },
+        Column { path: "user_type", expr: "u.user_type", kind: ColKind::Text },
+    ],
+    order: "u.id",
+    kept_count: None,
+};
+
+impl Store {
+    /// One page of an account's users and how many it has.
+    pub async fn users_page(
+        &self,
+        account_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<User>, u64)> {
+        let v = Visibility { scope_id: account_id, grant: None, and: None };
+        let (rows, total) = self.fetch_page(&USER_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(user).collect::<Result<_>>()?, total))
     }
 }

@@ -266,7 +266,32 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     kept_count: None,
 };
 
+/// One VPC with what its record is built from.
+#[derive(Debug, Clone)]
+pub struct VpcParts {
+    pub vpc: VpcRow,
+    pub subnets: Vec<SubnetRow>,
+    pub interfaces: Vec<VpcInterface>,
+}
+
 impl Store {
+    /// One VPC of an account with its subnets and the interfaces on them, read by key (and kept
+    /// in the read cache until one of those tables is written).
+    pub async fn vpc_parts(&self, account_id: i64, id: i64) -> Result<Option<Arc<VpcParts>>> {
+        let parts = self
+            .cached(CacheKey::Vpc(id), || async move {
+                let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1");
+                let Some(row) = query(sql).bind(id).fetch_optional(self.r()).await? else { return Ok(None) };
+                let vpc = vpc(&row)?;
+                let subnets = self.subnets_of_vpcs(&[id]).await?;
+                let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
+                let interfaces = self.interfaces_on_subnets(&ids).await?;
+                Ok(Some(Arc::new(VpcParts { vpc, subnets, interfaces })))
+            })
+            .await?;
+        Ok(parts.as_ref().as_ref().filter(|p| p.vpc.account_id == account_id).cloned())
+    }
+
     /// One VPC of an account.
     pub async fn vpc_get(&self, account_id: i64, id: i64) -> Result<Option<VpcRow>> {
         let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1 AND account_id = $2");

@@ -2,7 +2,9 @@
 //! config and its whole node list in one request).
 
 use nubis_model::Problems;
+use nubis_model::filter::Filter;
 use nubis_model::nodebalancer::NodeBalancerConfig;
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NodeFields};
@@ -41,23 +43,29 @@ impl App {
     /// A config of a balancer the actor may use for `op`.
     async fn own_config(&self, actor: &Actor, op: Op, nb_id: i64, id: i64) -> Result<(BalancerRow, ConfigRow)> {
         let b = self.own_nodebalancer(actor, op, nb_id).await?;
-        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
-        let c = configs.iter().find(|c| c.id == id && c.nodebalancer_id == nb_id).cloned().ok_or(Error::NotFound)?;
+        let c = self.store.nb_config_get(nb_id, id).await?.ok_or(Error::NotFound)?;
         Ok((b, c))
     }
 
     /// The record of a config with its nodes' health as stored now.
     async fn config_view(&self, c: &ConfigRow) -> Result<NodeBalancerConfig> {
-        let nodes = self.store.nb_nodes_of_account(c.account_id).await?;
+        let nodes = self.store.nb_nodes_of_configs(&[c.id]).await?;
         Ok(view::config(c, &nodes))
     }
 
-    pub async fn nodebalancer_config_list(&self, actor: &Actor, nb_id: i64) -> Result<Vec<NodeBalancerConfig>> {
+    pub async fn nodebalancer_config_list(
+        &self,
+        actor: &Actor,
+        nb_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<NodeBalancerConfig>> {
         self.authorize(actor, Op::NodebalancerConfigList).await?;
         self.own_nodebalancer(actor, Op::NodebalancerConfigList, nb_id).await?;
-        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
-        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
-        Ok(configs.iter().filter(|c| c.nodebalancer_id == nb_id).map(|c| view::config(c, &nodes)).collect())
+        let (configs, results) = self.store.nb_configs_page(nb_id, filter, page.page, page.page_size).await?;
+        let ids: Vec<i64> = configs.iter().map(|c| c.id).collect();
+        let nodes = self.store.nb_nodes_of_configs(&ids).await?;
+        Ok(Page::new(configs.iter().map(|c| view::config(c, &nodes)).collect(), page, results))
     }
 
     pub async fn nodebalancer_config_get(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<NodeBalancerConfig> {

@@ -13,13 +13,14 @@ mod view;
 
 use std::collections::HashMap;
 use std::net::Ipv6Addr;
-use std::sync::Arc;
 
 use nubis_ipam::Ipv4Pool;
 use nubis_model::catalog::capability;
 use nubis_model::event::{EventEntity, NewEvent};
+use nubis_model::filter::Filter;
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::nodebalancer::{NodeBalancer, NodeBalancerStats};
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NewBalancer, NodeFields, NodeRow};
@@ -91,26 +92,37 @@ impl App {
     /// A balancer of the actor's account the actor may use for `op` (404 otherwise, 403 when
     /// the grant is read_only and the operation writes).
     pub(crate) async fn own_nodebalancer(&self, actor: &Actor, op: Op, id: i64) -> Result<BalancerRow> {
-        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
-        let b = all.iter().find(|b| b.id == id).cloned().ok_or(Error::NotFound)?;
+        let b = self.store.nodebalancer_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         self.authorize_entity(actor, op, id).await?;
         Ok(b)
     }
 
-    async fn nb_transfer(&self, account_id: i64) -> Result<Arc<HashMap<i64, (i64, i64)>>> {
-        self.store.nb_transfer_of_account(account_id, view::month_start()).await
+    /// The records of some balancers, with this month's transfer read for them only.
+    async fn nodebalancer_views(&self, rows: &[BalancerRow]) -> Result<Vec<NodeBalancer>> {
+        let ids: Vec<i64> = rows.iter().map(|b| b.id).collect();
+        let transfer: HashMap<i64, (i64, i64)> = self.store.nb_transfer_of(&ids, view::month_start()).await?;
+        Ok(rows.iter().map(|b| view::balancer(b, &transfer)).collect())
     }
 
     pub(crate) async fn nodebalancer_view(&self, b: &BalancerRow) -> Result<NodeBalancer> {
-        Ok(view::balancer(b, &*self.nb_transfer(b.account_id).await?))
+        self.nodebalancer_views(std::slice::from_ref(b))
+            .await?
+            .pop()
+            .ok_or_else(|| Error::internal("no view of the balancer"))
     }
 
-    pub async fn nodebalancer_list(&self, actor: &Actor) -> Result<Vec<NodeBalancer>> {
+    pub async fn nodebalancer_list(
+        &self,
+        actor: &Actor,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<NodeBalancer>> {
         self.authorize(actor, Op::NodebalancerList).await?;
-        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
-        let visible = self.visible(actor, GrantKind::Nodebalancer, all.to_vec(), |b| b.id).await?;
-        let transfer = self.nb_transfer(actor.account_id).await?;
-        Ok(visible.iter().map(|b| view::balancer(b, &transfer)).collect())
+        let (rows, results) = self
+            .store
+            .nodebalancers_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .await?;
+        Ok(Page::new(self.nodebalancer_views(&rows).await?, page, results))
     }
 
     pub async fn nodebalancer_get(&self, actor: &Actor, id: i64) -> Result<NodeBalancer> {
@@ -278,11 +290,9 @@ impl App {
     /// with a node on one of the instance's private addresses.
     pub(crate) async fn nodebalancers_of_instance(&self, actor: &Actor, instance_id: i64) -> Result<Vec<NodeBalancer>> {
         let ids = self.store.nb_ids_of_instance(instance_id).await?;
-        let all = self.store.nodebalancers_of_account(actor.account_id).await?;
-        let mine: Vec<BalancerRow> = all.iter().filter(|b| ids.contains(&b.id)).cloned().collect();
+        let mine = self.store.nodebalancers_by_ids(actor.account_id, &ids).await?;
         let visible = self.visible(actor, GrantKind::Nodebalancer, mine, |b| b.id).await?;
-        let transfer = self.nb_transfer(actor.account_id).await?;
-        Ok(visible.iter().map(|b| view::balancer(b, &transfer)).collect())
+        self.nodebalancer_views(&visible).await
     }
 }
 

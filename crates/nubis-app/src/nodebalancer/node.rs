@@ -3,7 +3,9 @@
 //! address must be a private IPv4 address of an instance of the account in the balancer's
 //! region, checked inside the write transaction.
 
+use nubis_model::filter::Filter;
 use nubis_model::nodebalancer::NodeBalancerNode;
+use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::ips::IpKind;
@@ -172,18 +174,12 @@ impl App {
     /// A node of a config of a balancer the actor may use for `op`.
     async fn own_node(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64, id: i64) -> Result<NodeRow> {
         self.own_nodebalancer(actor, op, nb_id).await?;
-        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
-        nodes
-            .iter()
-            .find(|n| n.id == id && n.config_id == config_id && n.nodebalancer_id == nb_id)
-            .cloned()
-            .ok_or(Error::NotFound)
+        self.store.nb_node_get(config_id, id).await?.filter(|n| n.nodebalancer_id == nb_id).ok_or(Error::NotFound)
     }
 
     async fn own_config_id(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64) -> Result<()> {
         self.own_nodebalancer(actor, op, nb_id).await?;
-        let configs = self.store.nb_configs_of_account(actor.account_id).await?;
-        configs.iter().find(|c| c.id == config_id && c.nodebalancer_id == nb_id).ok_or(Error::NotFound)?;
+        self.store.nb_config_get(nb_id, config_id).await?.ok_or(Error::NotFound)?;
         Ok(())
     }
 
@@ -192,11 +188,13 @@ impl App {
         actor: &Actor,
         nb_id: i64,
         config_id: i64,
-    ) -> Result<Vec<NodeBalancerNode>> {
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<NodeBalancerNode>> {
         self.authorize(actor, Op::NodebalancerNodeList).await?;
         self.own_config_id(actor, Op::NodebalancerNodeList, nb_id, config_id).await?;
-        let nodes = self.store.nb_nodes_of_account(actor.account_id).await?;
-        Ok(nodes.iter().filter(|n| n.config_id == config_id).map(view::node).collect())
+        let (nodes, results) = self.store.nb_nodes_page(config_id, filter, page.page, page.page_size).await?;
+        Ok(Page::new(nodes.iter().map(view::node).collect(), page, results))
     }
 
     pub async fn nodebalancer_node_get(

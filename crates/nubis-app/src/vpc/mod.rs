@@ -87,8 +87,10 @@ impl App {
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
         self.authorize(actor, Op::VpcGet).await?;
-        let v = self.own_vpc(actor, Op::VpcGet, id).await?;
-        self.vpc_view(&v).await
+        let parts = self.store.vpc_parts(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+        self.authorize_entity(actor, Op::VpcGet, id).await?;
+        let world = VpcWorld::of_subnets(parts.subnets.clone(), parts.interfaces.clone());
+        Ok(world.vpc(&parts.vpc))
     }
 
     /// Creates a VPC with its subnets in one transaction: one bad subnet refuses the request and

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::nodebalancer::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};
 use nubis_app::{App, Op};
 use nubis_model::nodebalancer::{
@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
+use crate::list::filter_of;
 use crate::routes::empty;
 
 pub fn router() -> OpenApiRouter<ApiState> {
@@ -39,7 +39,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 
 #[utoipa::path(get, path = "/v4/nodebalancers", tag = "nodebalancers", responses((status = 200, description = "A page of NodeBalancers", body = Page<NodeBalancer>)))]
 async fn nodebalancer_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.nodebalancer_list(&actor).await?, &q, NODEBALANCER_FILTERABLE)
+    let filter = filter_of(&q, NODEBALANCER_FILTERABLE)?;
+    Ok(Json(app.nodebalancer_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/nodebalancers", tag = "nodebalancers", request_body = NodeBalancerCreate, responses((status = 200, body = NodeBalancer)))]
@@ -92,7 +93,8 @@ async fn nodebalancer_config_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.nodebalancer_config_list(&actor, id).await?, &q, CONFIG_FILTERABLE)
+    let filter = filter_of(&q, CONFIG_FILTERABLE)?;
+    Ok(Json(app.nodebalancer_config_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/nodebalancers/{nodebalancer_id}/configs", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), request_body = ConfigRequest, responses((status = 200, body = NodeBalancerConfig)))]
@@ -162,7 +164,8 @@ async fn nodebalancer_node_list(
     ApiPath((id, config_id)): ApiPath<(i64, i64)>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.nodebalancer_node_list(&actor, id, config_id).await?, &q, NODE_FILTERABLE)
+    let filter = filter_of(&q, NODE_FILTERABLE)?;
+    Ok(Json(app.nodebalancer_node_list(&actor, id, config_id, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/nodebalancers/{nodebalancer_id}/configs/{config_id}/nodes", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path), ("config_id" = i64, Path)), request_body = NodeRequest, responses((status = 200, body = NodeBalancerNode)))]

@@ -16,7 +16,6 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
 use crate::routes::empty;
 
 pub const TOKEN_FILTERABLE: &[&str] = &["id", "label", "created", "expiry"];
@@ -53,7 +52,8 @@ async fn profile_grants(State(app): State<App>, actor: Auth) -> ApiResult<Respon
 
 #[utoipa::path(get, path = "/v4/profile/tokens", tag = "profile", responses((status = 200, description = "A page of tokens", body = Page<Token>)))]
 async fn token_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.token_list(&actor).await?, &q, TOKEN_FILTERABLE)
+    let filter = crate::list::filter_of(&q, TOKEN_FILTERABLE)?;
+    Ok(Json(app.token_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/profile/tokens", tag = "profile", request_body = TokenCreate, responses((status = 200, body = Token)))]

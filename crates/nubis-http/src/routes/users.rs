@@ -15,7 +15,6 @@ use utoipa_axum::routes;
 
 use crate::error::{ApiResult, ErrorEnvelope};
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
 use crate::routes::empty;
 
 pub const USER_FILTERABLE: &[&str] = &["username", "email", "restricted", "user_type"];
@@ -29,7 +28,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 
 #[utoipa::path(get, path = "/v4/account/users", tag = "account", responses((status = 200, description = "A page of users", body = Page<User>)))]
 async fn user_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.user_list(&actor).await?, &q, USER_FILTERABLE)
+    let filter = crate::list::filter_of(&q, USER_FILTERABLE)?;
+    Ok(Json(app.user_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/account/users", tag = "account", request_body = UserCreate, responses((status = 200, body = User)))]

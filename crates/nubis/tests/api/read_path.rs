@@ -193,3 +193,48 @@ async fn firewall_lists_are_paged_and_filtered_in_sql_including_tags() {
     api.get_filtered("/networking/firewalls", r#"{"tags": {"+gt": "a"}}"#).await.expect_error(400, "X-Filter");
     api.get_filtered("/networking/firewalls", r#"{"tags": 3}"#).await.expect_error(400, "X-Filter");
 }
+
+#[tokio::test]
+async fn balancer_config_and_node_lists_are_paged_and_filtered_in_sql() {
+    let s = crate::lb_support::lb_server().await;
+    let api = s.api();
+    let mut nbs = Vec::new();
+    for i in 0..4 {
+        let tags = if i % 2 == 0 { json!(["even"]) } else { json!([]) };
+        let b =
+            api.post("/nodebalancers", json!({"region": "us-east", "label": format!("lb-{i}"), "tags": tags})).await;
+        nbs.push(b.ok()["id"].as_i64().unwrap());
+    }
+    let even = api.get_filtered("/nodebalancers", r#"{"tags": "even", "+order_by": "label", "+order": "desc"}"#).await;
+    assert_eq!(labels(even.ok()), ["lb-2", "lb-0"]);
+    assert_eq!(even.body["results"], 2);
+    let p2 = api.get("/nodebalancers?page=2&page_size=25").await;
+    assert_eq!(p2.ok()["results"], 4);
+    assert_eq!(p2.body["data"].as_array().unwrap().len(), 0);
+
+    let nb = nbs[0];
+    for (port, protocol) in [(80, "http"), (81, "tcp"), (82, "tcp")] {
+        api.post(&format!("/nodebalancers/{nb}/configs"), json!({"port": port, "protocol": protocol})).await.ok();
+    }
+    let tcp =
+        api.get_filtered(&format!("/nodebalancers/{nb}/configs"), r#"{"protocol": "tcp", "port": {"+gt": 81}}"#).await;
+    assert_eq!(tcp.ok()["results"], 1);
+    assert_eq!(tcp.body["data"][0]["port"], 82);
+    api.get_filtered(&format!("/nodebalancers/{nb}/configs"), r#"{"port": "eighty"}"#)
+        .await
+        .expect_error(400, "X-Filter");
+    let cid = tcp.body["data"][0]["id"].as_i64().unwrap();
+    let (_, private) = crate::lb_support::backend_instance(&api, "us-east").await;
+    let nodes = format!("/nodebalancers/{nb}/configs/{cid}/nodes");
+    for (label, weight) in [("node-a", 10), ("node-b", 50), ("node-c", 90)] {
+        api.post(&nodes, json!({"label": label, "address": format!("{private}:{}", 8000 + weight), "weight": weight}))
+            .await
+            .ok();
+    }
+    let heavy = api.get_filtered(&nodes, r#"{"weight": {"+gte": 50}, "+order_by": "weight", "+order": "desc"}"#).await;
+    assert_eq!(labels(heavy.ok()), ["node-c", "node-b"]);
+    assert_eq!(heavy.body["results"], 2);
+    let one = heavy.body["data"][1]["id"].as_i64().unwrap();
+    assert_eq!(api.get(&format!("{nodes}/{one}")).await.ok()["label"], "node-b");
+    api.get(&format!("/nodebalancers/{}/configs/{cid}/nodes/{one}", nbs[1])).await.expect_error(404, "-");
+}
