@@ -315,6 +315,11 @@ async fn an_instance_stays_provisioning_or_fails_to_boot() {
     let api = s.api();
     ctl.post("/faults", json!({"kind": "instance_provisioning", "count": 1})).await.ok();
     let stuck = create_instance(&api, "us-east", json!({"label": "stuck"})).await;
+    eventually(10, "the fault to be used", || {
+        let ctl = ctl.clone();
+        async move { (ctl.get("/faults").await.body["results"] == 0).then_some(()) }
+    })
+    .await;
     let fine = create_instance(&api, "us-east", json!({"label": "fine"})).await;
     wait_status(&api, id(&fine), "running").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
