@@ -153,8 +153,8 @@ async fn an_operator_closes_the_usage_so_far_and_nothing_is_billed_twice() {
     api.post("/compute/instances", json!({"region": "us-east", "type": "g6-nanode-1"})).await.ok();
     db_exec(&s, "UPDATE meters SET started = '2000-01-01T00:00:00'").await;
     let now = chrono::Utc::now().naive_utc();
-    // The account began 50 hours ago.
-    let start = ts(now - chrono::Duration::hours(50));
+    // The account began 50.5 hours ago (away from an hour boundary of the meter).
+    let start = ts(now - chrono::Duration::hours(50) - chrono::Duration::minutes(30));
     backdate_account(&s, 1, &start).await;
     db_exec(&s, &format!("UPDATE meters SET started = '{start}'")).await;
     let before = api.get("/account").await;
