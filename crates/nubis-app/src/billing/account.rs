@@ -247,7 +247,7 @@ impl App {
         }
         let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
         let now = Timestamp::now();
-        let due = b.balance + self.billing_uninvoiced(actor.account_id, b.billed_through).await?;
+        let due = b.balance + self.billing_uninvoiced_at(actor.account_id, b.billed_through, now).await?;
         let mut charged: Option<(i64, String, i64)> = None;
         if due > 0 {
             let method = self.store.payment_method_default(actor.account_id).await?.ok_or_else(|| {
@@ -289,16 +289,15 @@ impl App {
             let mut stopping = Vec::new();
             for i in self.store.instances_of_account(actor.account_id).await?.iter() {
                 let st = Status::parse(&i.status).unwrap_or(Status::Offline);
-                if matches!(st, Status::Running | Status::Booting | Status::Rebooting) {
-                    tx.instance_start_transition(
-                        i.id,
-                        Status::ShuttingDown.name(),
-                        Status::Offline.name(),
-                        None,
-                        &actor.username,
-                        now,
-                    )
-                    .await?;
+                // Running ones shut down; one still provisioning ends offline instead of booting.
+                let next = match st {
+                    Status::Running | Status::Booting | Status::Rebooting => Some(Status::ShuttingDown),
+                    Status::Provisioning => Some(Status::Provisioning),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now)
+                        .await?;
                     stopping.push(i.id);
                 }
             }
