@@ -30,6 +30,7 @@ mod passwords;
 mod profile;
 mod rdns;
 mod signin;
+mod signin_oauth2;
 mod signin_support;
 mod users;
 mod vpcs;
