@@ -126,6 +126,19 @@ impl Store {
         Ok((by_user, by_ip))
     }
 
+    /// The latest sign-in attempt of each user of an account: (user, time, status).
+    pub async fn logins_latest_of_account(&self, account_id: i64) -> Result<Vec<(i64, Timestamp, String)>> {
+        let rows = query(
+            "SELECT l.user_id, l.datetime, l.status FROM logins l \
+             JOIN (SELECT MAX(id) AS id FROM logins WHERE account_id = $1 AND user_id IS NOT NULL GROUP BY user_id) m \
+             ON m.id = l.id",
+        )
+        .bind(account_id)
+        .fetch_all(self.r())
+        .await?;
+        rows.iter().map(|r| Ok((r.i64("user_id")?, r.ts("datetime")?, r.str("status")?))).collect()
+    }
+
     /// When the user last signed in successfully.
     pub async fn login_last(&self, user_id: i64) -> Result<Option<Timestamp>> {
         let row = query("SELECT MAX(datetime) AS t FROM logins WHERE user_id = $1 AND status = 'successful'")

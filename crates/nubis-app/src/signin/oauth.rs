@@ -455,9 +455,11 @@ impl App {
         };
         let client = self.client_authenticate(id, secret).await?;
         let token = req.token.as_deref().ok_or_else(|| OAuthError::new(400, "invalid_request", "token is required"))?;
-        let _ = &req.token_type_hint;
         let hash = hash_secret_hex(token);
         let (hash, cid) = (&hash, &client.id);
+        // `token_type_hint` is not needed: both kinds are looked up, access tokens first
+        // (RFC 7009 2.1 lets a server ignore the hint). Revoking a refresh token also ends the
+        // access token issued with it.
         retry(|| async move {
             let mut tx = self.store.begin().await?;
             if !tx.oauth_access_revoke(hash, cid).await?

@@ -38,6 +38,7 @@ mod rdns;
 mod read_path;
 mod service_transfers;
 mod signin;
+mod signin_oauth2;
 mod signin_support;
 mod users;
 mod vpcs;

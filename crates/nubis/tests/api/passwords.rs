@@ -139,8 +139,14 @@ async fn logins_are_recorded_and_listed() {
     api.post("/account/users", json!({"username": "vic", "email": "vic@example.com", "restricted": true})).await.ok();
     admin_password_stdin(&s, "vic", PW);
     let cid = any_client(&s).await;
+    assert_eq!(api.get("/account/users/vic").await.ok()["last_login"], json!(null));
     assert_eq!(attempt(&s, &cid, "vic", "Wrong-Pass-000").await, 401);
+    assert_eq!(api.get("/account/users/vic").await.ok()["last_login"]["status"], "failed");
     assert_eq!(attempt(&s, &cid, "vic", PW).await, 303);
+    let users = api.get("/account/users").await;
+    let vic = users.ok()["data"].as_array().unwrap().iter().find(|u| u["username"] == "vic").unwrap().clone();
+    assert_eq!(vic["last_login"]["status"], "successful");
+    assert!(vic["last_login"]["login_datetime"].is_string());
     // The account's logins: successful ones only, with address and restricted flag.
     let l = api.get("/account/logins").await;
     assert_eq!(l.ok()["results"], 1, "{}", l.text);

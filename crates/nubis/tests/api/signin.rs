@@ -465,3 +465,27 @@ async fn token_request_at(s: &TestServer, path: &str) -> (u16, serde_json::Value
         .unwrap();
     (res.status().as_u16(), res.json().await.unwrap_or_default())
 }
+
+/// Racing exchanges of one code: exactly one gets tokens (the code is deleted by the exchange
+/// that wins, in its transaction).
+#[tokio::test]
+async fn a_code_raced_by_many_exchanges_yields_one_token() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    api.post("/account/users", json!({"username": "ray", "email": "ray@example.com", "restricted": false})).await.ok();
+    set_password(&s, "ray", ANN_PASSWORD).await;
+    let mut cb = Callback::start().await;
+    let (cid, secret) = client(&api, "App", &cb.url, false).await;
+    let mut b = Browser::new();
+    let q = format!("response_type=code&client_id={cid}");
+    let code = query_param(&sign_in(&s, &mut b, &mut cb, &q, "ray", ANN_PASSWORD).await, "code").unwrap();
+    let tries = (0..12).map(|_| {
+        let (s, cid, secret, code) = (&s, cid.clone(), secret.clone(), code.clone());
+        async move {
+            token_request(s, Some((&cid, &secret)), &[("grant_type", "authorization_code"), ("code", &code)]).await.0
+        }
+    });
+    let statuses = futures_util::future::join_all(tries).await;
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|s| *s == 200 || *s == 400), "{statuses:?}");
+}
