@@ -36,6 +36,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::profile::router())
         .merge(routes::users::router())
         .merge(routes::account::router())
+        .merge(routes::billing::router())
         .merge(routes::events::router())
         .merge(routes::vpcs::router())
         .merge(routes::instances::router())

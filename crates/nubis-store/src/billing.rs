@@ -327,7 +327,7 @@ const MAINT_COLUMNS: &[Column] = &[
 async fn page<T>(
     store: &Store,
     select: &str,
-    scope: &dyn Fn(&mut Sql),
+    scope: &(dyn Fn(&mut Sql) + Sync),
     cols: &[Column],
     filter: &Filter,
     order: &str,
@@ -350,7 +350,7 @@ async fn page<T>(
     Ok((rows.iter().map(map).collect::<Result<Vec<_>>>()?, total.max(0) as u64))
 }
 
-fn of_account(from: &'static str, account_id: i64) -> impl Fn(&mut Sql) {
+fn of_account(from: &'static str, account_id: i64) -> impl Fn(&mut Sql) + Sync + Send {
     move |s: &mut Sql| {
         s.push(from).push(" WHERE account_id = ").bind(Val::I64(account_id));
     }
@@ -494,6 +494,16 @@ impl Tx<'_> {
             .fetch_i64(self.h())
             .await?;
         Ok((active, added))
+    }
+
+    /// Whether the account has a default payment method.
+    pub async fn payment_method_has_default(&mut self, account_id: i64) -> Result<bool> {
+        let n =
+            query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND active = TRUE AND is_default = TRUE")
+                .bind(account_id)
+                .fetch_i64(self.h())
+                .await?;
+        Ok(n > 0)
     }
 
     /// Takes default status from every method of the account.
@@ -911,7 +921,7 @@ impl Store {
 
     /// Sum of the totals of the account's invoices dated after `since`.
     pub async fn invoices_total_since(&self, account_id: i64, since: Timestamp) -> Result<i64> {
-        query("SELECT COALESCE(SUM(total), 0) FROM invoices WHERE account_id = $1 AND date > $2")
+        query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
             .bind(account_id)
             .bind(since.to_string())
             .fetch_i64(self.r())

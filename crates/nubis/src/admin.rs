@@ -6,7 +6,7 @@ use nubis_app::admin::InstanceFlag;
 
 use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, TokenCommand, UserCommand};
 
-fn fail(e: Error) -> anyhow::Error {
+pub(crate) fn fail(e: Error) -> anyhow::Error {
     match e {
         Error::Invalid(v) => {
             let msgs: Vec<String> =
@@ -69,6 +69,10 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             println!("instance {id}: live migration {}", if on { "on" } else { "off" });
             Ok(())
         }
+        AdminCommand::Account(AccountCommand::Show { euuid }) => crate::admin_billing::account_show(&app, &euuid).await,
+        AdminCommand::Billing(cmd) => crate::admin_billing::billing(&app, cmd).await,
+        AdminCommand::Promo(cmd) => crate::admin_billing::promo(&app, cmd).await,
+        AdminCommand::Instance(InstanceCommand::Maintenance(cmd)) => crate::admin_billing::maintenance(&app, cmd).await,
         AdminCommand::Outbox => {
             for m in app.admin_outbox().await.map_err(fail)? {
                 let state = match (&m.delivered, &m.last_error) {

@@ -101,6 +101,72 @@ pub enum AdminCommand {
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// Invoices: close the usage into invoices.
+    #[command(subcommand)]
+    Billing(BillingCommand),
+    /// Promo codes offered to new accounts.
+    #[command(subcommand)]
+    Promo(PromoCommand),
+}
+
+#[derive(Subcommand)]
+pub enum BillingCommand {
+    /// Close every month that has ended, then the usage of this month up to now, into invoices
+    /// (of one account, or of every account).
+    Close {
+        /// The account's euuid (every account when omitted).
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Close only the months that have ended (what `nubis serve` does by itself).
+    CloseDue,
+}
+
+#[derive(Subcommand)]
+pub enum PromoCommand {
+    /// Offer a promo code (or change it).
+    Create {
+        #[arg(long)]
+        code: String,
+        /// Total credit in dollars, such as 50.00.
+        #[arg(long)]
+        credit: String,
+        /// Credit usable per invoice in dollars (the whole credit by default).
+        #[arg(long)]
+        monthly_cap: Option<String>,
+        /// Last moment the code can be redeemed and its credit used (2027-01-01T00:00:00).
+        #[arg(long)]
+        expires: String,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// List the promo codes offered.
+    List,
+    /// Withdraw a promo code (credits already given stay).
+    Delete { code: String },
+}
+
+#[derive(Subcommand)]
+pub enum MaintenanceCommand {
+    /// Schedule a maintenance window for an instance; prints its id.
+    Schedule {
+        /// The instance's id.
+        id: i64,
+        /// reboot, cold_migration or live_migration.
+        #[arg(long = "type", default_value = "reboot")]
+        kind: String,
+        /// When it begins (2026-12-01T04:00:00).
+        #[arg(long)]
+        when: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Set a window's status: pending, started, completed or canceled.
+    Status {
+        /// The maintenance window's id.
+        maintenance_id: i64,
+        status: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -123,6 +189,9 @@ pub enum InstanceCommand {
         #[arg(long)]
         off: bool,
     },
+    /// Maintenance windows of instances.
+    #[command(subcommand)]
+    Maintenance(MaintenanceCommand),
 }
 
 #[derive(Subcommand)]
@@ -151,6 +220,11 @@ pub enum AccountCommand {
         on: bool,
         #[arg(long)]
         off: bool,
+    },
+    /// Show an account with its billing state (also a canceled one), as JSON.
+    Show {
+        /// The account's euuid.
+        euuid: String,
     },
 }
 

@@ -2,6 +2,7 @@
 //! to the same database (`nubis admin ...`).
 
 mod admin;
+mod admin_billing;
 mod cli;
 mod config;
 mod logging;

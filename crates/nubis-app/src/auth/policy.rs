@@ -158,6 +158,35 @@ ops! {
     EntityTransferCancel = "entity_transfer_cancel" => unrestricted(Area::Account, RW);
     EntityTransferAccept = "entity_transfer_accept" => unrestricted(Area::Account, RW);
 
+    // Account and billing (spec 4.2, 4.3). Restricted users need `account_access`; billing
+    // writes are also refused to child-account users (`billing::refuse_child_billing`).
+    AccountGet = "account_get" => account(Area::Account, RO, P_RO);
+    AccountUpdate = "account_update" => account(Area::Account, RW, P_RW);
+    AccountAvailabilityList = "account_availability_list" => scoped(Area::Account, RO);
+    AccountAvailabilityGet = "account_availability_get" => scoped(Area::Account, RO);
+    AccountCancel = "account_cancel" => unrestricted(Area::Account, RW);
+    AccountSettingsGet = "account_settings_get" => account(Area::Account, RO, P_RO);
+    AccountSettingsUpdate = "account_settings_update" => account(Area::Account, RW, P_RW);
+    AccountManagedEnable = "account_managed_enable" => account(Area::Account, RW, P_RW);
+    // The spec names `account:read_only` for promo codes and payment-method delete.
+    PromoCodeAdd = "promo_code_add" => unrestricted(Area::Account, RO);
+    CreditCardAdd = "credit_card_add" => account(Area::Account, RW, P_RW);
+    PaymentMethodList = "payment_method_list" => account(Area::Account, RO, P_RO);
+    PaymentMethodCreate = "payment_method_create" => account(Area::Account, RW, P_RW);
+    PaymentMethodGet = "payment_method_get" => account(Area::Account, RO, P_RO);
+    PaymentMethodDelete = "payment_method_delete" => account(Area::Account, RO, P_RW);
+    PaymentMethodMakeDefault = "payment_method_make_default" => account(Area::Account, RW, P_RW);
+    PaymentList = "payment_list" => account(Area::Account, RO, P_RO);
+    PaymentCreate = "payment_create" => account(Area::Account, RW, P_RW);
+    PaymentGet = "payment_get" => account(Area::Account, RO, P_RO);
+    PaypalStage = "paypal_stage" => account(Area::Account, RW, P_RW);
+    PaypalExecute = "paypal_execute" => account(Area::Account, RW, P_RW);
+    InvoiceList = "invoice_list" => account(Area::Account, RO, P_RO);
+    InvoiceGet = "invoice_get" => account(Area::Account, RO, P_RO);
+    InvoiceItemList = "invoice_item_list" => account(Area::Account, RO, P_RO);
+    MaintenanceList = "maintenance_list" => scoped(Area::Account, RO);
+    NotificationList = "notification_list" => scoped(Area::Account, RO);
+
     // Events.
     EventList = "event_list" => scoped(Area::Events, RO);
     EventGet = "event_get" => scoped(Area::Events, RO);
@@ -284,7 +313,12 @@ mod tests {
             let p = op.policy();
             let name = op.name();
             let is_write = ["_create", "_update", "_delete"].iter().any(|s| name.ends_with(s));
-            if is_write && let Some(s) = p.scope {
+            // Spec 4.3 names `account:read_only` for deleting a payment method.
+            let spec_read_only = name == "payment_method_delete";
+            if is_write
+                && !spec_read_only
+                && let Some(s) = p.scope
+            {
                 assert_eq!(s.level, Level::ReadWrite, "{name} writes with a read-only scope");
             }
         }

@@ -1,1 +1,362 @@
-//! (filled in below)
+//! The account record (`GET`/`PUT /v4/account`), its settings, the availability of services per
+//! region, and cancellation.
+
+use nubis_model::billing::{AccountSettings, AccountView, Availability, CreditCardSummary};
+use nubis_model::instance::Status;
+use nubis_model::page::{Page, PageRequest};
+use nubis_model::{Error, Result, Timestamp};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::gateway::GatewayError;
+use super::{refuse_child_billing, validate};
+use crate::auth::{Actor, Op};
+use crate::{App, retry};
+
+/// `PUT /v4/account`: every field optional; omitted fields stay unchanged.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct AccountUpdate {
+    pub address_1: Option<String>,
+    pub address_2: Option<String>,
+    pub city: Option<String>,
+    pub company: Option<String>,
+    pub country: Option<String>,
+    pub email: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub phone: Option<String>,
+    pub state: Option<String>,
+    pub tax_id: Option<String>,
+    pub zip: Option<String>,
+}
+
+/// `PUT /v4/account/settings`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct SettingsUpdate {
+    pub backups_enabled: Option<bool>,
+    pub network_helper: Option<bool>,
+    /// Read-only here (see managed-enable); accepted and ignored when unchanged.
+    pub managed: Option<bool>,
+    pub longview_subscription: Option<String>,
+}
+
+/// `POST /v4/account/cancel`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct CancelRequest {
+    pub comments: Option<String>,
+}
+
+/// Every service a region can offer, in the order the availability shows them.
+const SERVICES: &[&str] = &[
+    "Linodes",
+    "NodeBalancers",
+    "Block Storage",
+    "Object Storage",
+    "Kubernetes",
+    "Cloud Firewall",
+    "VPCs",
+    "Vlans",
+    "Managed Databases",
+];
+
+impl App {
+    /// The account's capabilities: every service some region offers.
+    fn capabilities(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.catalog.regions {
+            for c in &r.view.capabilities {
+                if !out.contains(c) {
+                    out.push(c.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The account as `GET /v4/account` shows it.
+    pub(crate) async fn account_view(&self, account_id: i64) -> Result<AccountView> {
+        let a = self.store.account_get(account_id).await?.ok_or(Error::NotFound)?;
+        let b = self.store.billing_get(account_id).await?.ok_or(Error::NotFound)?;
+        let card = self.store.payment_method_default(account_id).await?;
+        let uninvoiced = self.billing_uninvoiced(account_id, b.billed_through).await?;
+        let promotions = self.active_promotions(account_id).await?;
+        Ok(AccountView {
+            active_promotions: promotions,
+            active_since: a.active_since,
+            address_1: b.address_1,
+            address_2: b.address_2,
+            balance: nubis_model::billing::Cents(b.balance),
+            balance_uninvoiced: nubis_model::billing::Cents(uninvoiced),
+            billing_source: "linode".into(),
+            capabilities: self.capabilities(),
+            city: b.city,
+            company: a.company,
+            country: b.country,
+            credit_card: CreditCardSummary {
+                expiry: card.as_ref().map(|c| c.view.data.expiry.clone()),
+                last_four: card.as_ref().map(|c| c.view.data.last_four.clone()),
+            },
+            email: a.email,
+            euuid: a.euuid,
+            first_name: a.first_name,
+            last_name: a.last_name,
+            phone: b.phone,
+            state: b.state,
+            tax_id: b.tax_id,
+            zip: b.zip,
+        })
+    }
+
+    pub async fn account_get(&self, actor: &Actor) -> Result<AccountView> {
+        self.authorize(actor, Op::AccountGet).await?;
+        self.account_view(actor.account_id).await
+    }
+
+    /// `PUT /v4/account` (spec 2.4): all-or-nothing, every failing field reported at once.
+    pub async fn account_update(&self, actor: &Actor, input: AccountUpdate) -> Result<AccountView> {
+        self.authorize(actor, Op::AccountUpdate).await?;
+        refuse_child_billing(actor)?;
+        let input = &input;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.billing_lock(actor.account_id).await?;
+            let changes = validate::account_update(input, &b.country, &b.state, &b.zip)?;
+            if let Some(c) = &changes.company {
+                let a = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+                let is_parent = !self.store.accounts_children(actor.account_id).await?.is_empty();
+                if is_parent && *c != a.company {
+                    return Err(Error::invalid("company", "The company name of a parent account cannot be changed"));
+                }
+            }
+            tx.billing_update_contact(actor.account_id, &changes).await?;
+            tx.commit().await
+        })
+        .await?;
+        self.account_view(actor.account_id).await
+    }
+
+    fn settings_of(b: &nubis_store::billing::BillingRow) -> AccountSettings {
+        AccountSettings {
+            backups_enabled: b.backups_enabled,
+            longview_subscription: None,
+            managed: b.managed,
+            network_helper: b.network_helper,
+            object_storage: "disabled".into(),
+        }
+    }
+
+    pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
+        self.authorize(actor, Op::AccountSettingsGet).await?;
+        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        Ok(Self::settings_of(&b))
+    }
+
+    pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
+        self.authorize(actor, Op::AccountSettingsUpdate).await?;
+        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        let mut p = nubis_model::Problems::new();
+        if input.managed.is_some_and(|m| m != b.managed) {
+            p.add("managed", "Read-only: enable the managed service with POST /v4/account/settings/managed-enable");
+        }
+        if input.longview_subscription.is_some() {
+            p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
+        }
+        p.finish()?;
+        let input = &input;
+        retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.billing_set_settings(actor.account_id, input.backups_enabled, input.network_helper, None).await?;
+            tx.commit().await
+        })
+        .await?;
+        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        Ok(Self::settings_of(&b))
+    }
+
+    /// Turns the managed service on and sends the welcome message (once).
+    pub async fn account_managed_enable(&self, actor: &Actor) -> Result<()> {
+        self.authorize(actor, Op::AccountManagedEnable).await?;
+        let queued = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.billing_lock(actor.account_id).await?;
+            if b.managed {
+                return Ok(false);
+            }
+            tx.billing_set_settings(actor.account_id, None, None, Some(true)).await?;
+            let a = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.outbox_insert(
+                Some(a.id),
+                &a.email,
+                "Welcome to the managed service",
+                &format!(
+                    "Hello,\n\n{} enabled the managed service for the nubis account {}.\n\
+                     Add the services to monitor, and the contacts to reach, and we will watch them around the clock.\n\n\
+                     -- nubis\n",
+                    actor.username, a.euuid
+                ),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+        .await?;
+        if queued {
+            self.mail_kick.notify_one();
+        }
+        Ok(())
+    }
+
+    fn availability_of(r: &crate::catalog::RegionInfo) -> Availability {
+        let (available, unavailable) = SERVICES.iter().map(|s| s.to_string()).partition(|s| r.has(s));
+        Availability { region: r.view.id.clone(), available, unavailable }
+    }
+
+    pub async fn account_availability_list(&self, actor: &Actor, page: PageRequest) -> Result<Page<Availability>> {
+        self.authorize(actor, Op::AccountAvailabilityList).await?;
+        let all: Vec<Availability> = self.catalog.regions.iter().map(Self::availability_of).collect();
+        let results = all.len() as u64;
+        let data =
+            all.into_iter().skip(page.offset().min(usize::MAX as u64) as usize).take(page.page_size as usize).collect();
+        Ok(Page::new(data, page, results))
+    }
+
+    pub async fn account_availability_get(&self, actor: &Actor, region: &str) -> Result<Availability> {
+        self.authorize(actor, Op::AccountAvailabilityGet).await?;
+        self.catalog.region(region).map(Self::availability_of).ok_or(Error::NotFound)
+    }
+
+    /// `POST /v4/account/cancel`: the balance and the usage not invoiced yet are charged to the
+    /// default method first (a failed charge cancels nothing); then the usage is invoiced and
+    /// paid, metering stops, instances shut down, balancers stop listening and every token of
+    /// the account stops working. Operators still read the account with `nubis admin`.
+    pub async fn account_cancel(&self, actor: &Actor, input: CancelRequest) -> Result<()> {
+        self.authorize(actor, Op::AccountCancel).await?;
+        if actor.in_child_account {
+            return Err(Error::Forbidden(super::CHILD_BILLING_REFUSED.into()));
+        }
+        let comments = input.comments.unwrap_or_default();
+        if comments.chars().count() > 2048 {
+            return Err(Error::invalid("comments", "Must be at most 2048 characters"));
+        }
+        let children = self.store.accounts_children(actor.account_id).await?;
+        for c in &children {
+            let cb = self.store.billing_get(c.id).await?;
+            if cb.is_some_and(|b| b.canceled.is_none()) {
+                return Err(Error::refused("A parent account with an active child account cannot be canceled"));
+            }
+        }
+        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        let now = Timestamp::now();
+        let due = b.balance + self.billing_uninvoiced(actor.account_id, b.billed_through).await?;
+        let mut charged: Option<(i64, String, i64)> = None;
+        if due > 0 {
+            let method = self.store.payment_method_default(actor.account_id).await?.ok_or_else(|| {
+                Error::refused("The balance must be paid before canceling: add a payment method first")
+            })?;
+            let key = uuid::Uuid::new_v4().simple().to_string();
+            let r = self.payment_gateway().charge(&method.gateway_ref, due, &key).await;
+            match r {
+                Ok(reference) => charged = Some((method.view.id, reference, due)),
+                Err(GatewayError::Declined(m)) => {
+                    return Err(Error::refused(format!(
+                        "Charging the balance to the default payment method failed: {m}"
+                    )));
+                }
+                Err(GatewayError::Unreachable(m)) => {
+                    return Err(Error::Unavailable(format!("The payment gateway is unreachable: {m}")));
+                }
+            }
+        }
+        let (charged, comments) = (&charged, &comments);
+        let done = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            let b = tx.billing_lock(actor.account_id).await?;
+            if b.canceled.is_some() {
+                return Err(Error::NotFound);
+            }
+            let billed = b.billed_through;
+            let mut from = billed;
+            while from < now {
+                let to = super::engine::next_month(from).min(now);
+                super::engine::close_period(&mut tx, actor.account_id, from, to).await?;
+                from = to;
+            }
+            if let Some((method_id, reference, cents)) = charged {
+                tx.payment_insert(actor.account_id, *method_id, *cents, now, reference).await?;
+                tx.billing_balance_add(actor.account_id, -cents).await?;
+            }
+            tx.meters_close_account(actor.account_id, now).await?;
+            let mut stopping = Vec::new();
+            for i in self.store.instances_of_account(actor.account_id).await?.iter() {
+                let st = Status::parse(&i.status).unwrap_or(Status::Offline);
+                if matches!(st, Status::Running | Status::Booting | Status::Rebooting) {
+                    tx.instance_start_transition(
+                        i.id,
+                        Status::ShuttingDown.name(),
+                        Status::Offline.name(),
+                        None,
+                        &actor.username,
+                        now,
+                    )
+                    .await?;
+                    stopping.push(i.id);
+                }
+            }
+            tx.billing_cancel(actor.account_id, now, comments).await?;
+            tx.commit().await?;
+            Ok(stopping)
+        })
+        .await;
+        let stopping = match done {
+            Ok(s) => s,
+            Err(e) => {
+                if let Some((_, reference, _)) = charged {
+                    let _ = self.payment_gateway().refund(reference).await;
+                }
+                return Err(e);
+            }
+        };
+        for id in stopping {
+            self.runtime_drive(id);
+        }
+        self.balancers_changed();
+        Ok(())
+    }
+}
+
+/// What an operator sees of an account (`nubis admin account show`), canceled or not.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AdminAccountView {
+    #[serde(flatten)]
+    pub account: AccountView,
+    pub canceled: Option<Timestamp>,
+    pub billed_through: Timestamp,
+    pub past_due: bool,
+    pub has_payment_method: bool,
+}
+
+impl App {
+    /// Operators: an account's record and billing state by euuid.
+    pub async fn admin_account_show(&self, euuid: &str) -> Result<AdminAccountView> {
+        let a =
+            self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
+        let b = self.store.billing_get(a.id).await?.ok_or(Error::NotFound)?;
+        let standing = retry(|| async move {
+            let mut tx = self.store.begin().await?;
+            tx.account_standing(a.id).await
+        })
+        .await?;
+        Ok(AdminAccountView {
+            account: self.account_view(a.id).await?,
+            canceled: b.canceled,
+            billed_through: b.billed_through,
+            past_due: standing.past_due,
+            has_payment_method: standing.has_payment_method,
+        })
+    }
+
+    /// Operators: the account id behind an euuid.
+    pub async fn admin_account_id(&self, euuid: &str) -> Result<i64> {
+        Ok(self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?.id)
+    }
+}

@@ -137,15 +137,18 @@ impl App {
     }
 
     /// The operator's command: closes what is due, then the usage of the current month up to
-    /// `now`, for one account or for every account. Returns the number of invoices written.
+    /// the start of `now`'s hour, for one account or for every account. Returns the number of invoices written.
     pub async fn billing_close_now(&self, account_id: Option<i64>, now: Timestamp) -> Result<u64> {
         let mut written = self.billing_close_due(now).await?;
+        let hour = now.plus_seconds(-now.unix().rem_euclid(3600));
         let accounts = match account_id {
             Some(a) => vec![a],
-            None => self.store.billing_accounts_due(now).await?,
+            None => self.store.billing_accounts_due(hour).await?,
         };
+        // Whole hours only: the hour in progress stays for the next invoice, so that no started
+        // hour is charged twice.
         for a in accounts {
-            written += self.billing_close_account(a, now, true).await?;
+            written += self.billing_close_account(a, hour, true).await?;
         }
         Ok(written)
     }

@@ -2,6 +2,7 @@
 //! function and serializes; its name is the operation's name in the policy table.
 
 pub mod account;
+pub mod billing;
 pub mod catalog;
 pub mod events;
 pub mod firewalls;

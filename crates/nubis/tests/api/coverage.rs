@@ -91,6 +91,32 @@ impl Fixtures {
         let token = t.ok()["token"].as_str().unwrap().to_string();
         api.delete(&format!("/account/service-transfers/{token}")).await.ok();
         m.insert("token", token);
+        // Billing: a card, a payment, and an invoice of the fixtures' usage so far.
+        let pm = api
+            .post(
+                "/account/payment-methods",
+                json!({"type": "credit_card", "is_default": true,
+                       "data": {"card_number": "4111111111111111", "cvv": "123", "expiry_month": 12, "expiry_year": 2099}}),
+            )
+            .await;
+        m.insert("payment_method_id", pm.ok()["id"].to_string());
+        let pay = api.post("/account/payments", json!({"usd": "5.00"})).await;
+        m.insert("payment_id", pay.ok()["id"].to_string());
+        // The usage so far began a day ago (an invoice covers at least a second).
+        let day_ago = (chrono::Utc::now().naive_utc() - chrono::Duration::days(1)).format("%Y-%m-%dT%H:%M:%S");
+        crate::billing_invoices::db_exec(
+            s,
+            &format!(
+                "UPDATE accounts SET created = '{day_ago}' WHERE id = 1; \
+                 UPDATE account_billing SET billed_through = '{day_ago}' WHERE account_id = 1; \
+                 UPDATE meters SET started = '{day_ago}'"
+            ),
+        )
+        .await;
+        let (ok, _, err) = s.admin(&["billing", "close"]);
+        assert!(ok, "{err}");
+        let inv = api.get("/account/invoices").await;
+        m.insert("invoice_id", inv.ok()["data"][0]["id"].to_string());
         // No load balancer can be created through the API in this branch yet: an id no account
         // has still exercises no token (401), no scope (403) and another account (404).
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());
