@@ -993,3 +993,114 @@ impl Store {
         row.as_ref().map(maintenance).transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounts::NewAccount;
+
+    fn ts(s: &str) -> Timestamp {
+        Timestamp::parse(s).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn moving_an_instance_closes_its_meter_and_opens_one_on_the_new_account() {
+        let store = Store::open("sqlite::memory:", &Default::default()).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        let now = Timestamp::now();
+        let mut ids = Vec::new();
+        for e in ["E1", "E2"] {
+            let a = tx
+                .account_insert(&NewAccount { euuid: e, parent_id: None, company: "c", email: "a@b.c", created: now })
+                .await
+                .unwrap();
+            ids.push(a.id);
+        }
+        let (from, to) = (ids[0], ids[1]);
+        tx.meter_open(&NewMeter {
+            account_id: from,
+            service_type: "instance",
+            service_id: 7,
+            label: "Nanode 1GB - web (7)",
+            region: Some("us-east"),
+            hourly_micro: 7_000,
+            monthly_micro: 5_000_000,
+            started: ts("2026-11-01T00:00:00"),
+        })
+        .await
+        .unwrap();
+        let at = ts("2026-11-10T12:00:00");
+        tx.billing_move_instance(7, to, at).await.unwrap();
+        // Moving again to the same account changes nothing.
+        tx.billing_move_instance(7, to, ts("2026-11-11T00:00:00")).await.unwrap();
+        let far = ts("2027-01-01T00:00:00");
+        let old = tx.meters_between(from, ts("2026-01-01T00:00:00"), far).await.unwrap();
+        assert_eq!(old.len(), 1);
+        assert_eq!(old[0].ended, Some(at));
+        let new = tx.meters_between(to, ts("2026-01-01T00:00:00"), far).await.unwrap();
+        assert_eq!(new.len(), 1);
+        assert_eq!((new[0].started, new[0].ended, new[0].hourly_micro), (at, None, 7_000));
+        tx.commit().await.unwrap();
+        store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn standing_knows_payment_methods_and_balances_past_due() {
+        let store = Store::open("sqlite::memory:", &Default::default()).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        let now = Timestamp::now();
+        let a = tx
+            .account_insert(&NewAccount { euuid: "E1", parent_id: None, company: "c", email: "a@b.c", created: now })
+            .await
+            .unwrap()
+            .id;
+        assert_eq!(
+            tx.account_standing(a).await.unwrap(),
+            AccountStanding { has_payment_method: false, past_due: false }
+        );
+        tx.billing_lock(a).await.unwrap();
+        tx.payment_method_insert(&NewCard {
+            account_id: a,
+            card_type: "Visa",
+            last_four: "1111",
+            expiry_month: 12,
+            expiry_year: 2099,
+            gateway_ref: "ref",
+            is_default: true,
+            created: now,
+        })
+        .await
+        .unwrap();
+        // A recent invoice is not past due; one older than PAST_DUE_DAYS is, until paid.
+        tx.invoice_insert(a, now, now, now, &[item(500)]).await.unwrap();
+        tx.billing_balance_add(a, 500).await.unwrap();
+        assert_eq!(
+            tx.account_standing(a).await.unwrap(),
+            AccountStanding { has_payment_method: true, past_due: false }
+        );
+        let old = now.minus_days(PAST_DUE_DAYS + 1);
+        tx.invoice_insert(a, old, old, old, &[item(300)]).await.unwrap();
+        tx.billing_balance_add(a, 300).await.unwrap();
+        assert!(tx.account_standing(a).await.unwrap().past_due);
+        // Payments pay the oldest invoice first.
+        tx.billing_balance_add(a, -300).await.unwrap();
+        assert!(!tx.account_standing(a).await.unwrap().past_due);
+        tx.commit().await.unwrap();
+        store.close().await;
+    }
+
+    fn item(cents: i64) -> NewItem {
+        let t = Timestamp::now();
+        NewItem {
+            label: "x".into(),
+            from: t,
+            to: t,
+            quantity: 1,
+            unit_price: "0.01".into(),
+            amount: cents,
+            tax: 0,
+            region: None,
+            kind: "hourly",
+        }
+    }
+}

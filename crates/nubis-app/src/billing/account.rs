@@ -289,16 +289,15 @@ impl App {
             let mut stopping = Vec::new();
             for i in self.store.instances_of_account(actor.account_id).await?.iter() {
                 let st = Status::parse(&i.status).unwrap_or(Status::Offline);
-                if matches!(st, Status::Running | Status::Booting | Status::Rebooting) {
-                    tx.instance_start_transition(
-                        i.id,
-                        Status::ShuttingDown.name(),
-                        Status::Offline.name(),
-                        None,
-                        &actor.username,
-                        now,
-                    )
-                    .await?;
+                // Running ones shut down; one still provisioning ends offline instead of booting.
+                let next = match st {
+                    Status::Running | Status::Booting | Status::Rebooting => Some(Status::ShuttingDown),
+                    Status::Provisioning => Some(Status::Provisioning),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now)
+                        .await?;
                     stopping.push(i.id);
                 }
             }

@@ -44,8 +44,13 @@ pub fn usage_items(meters: &[MeterRow], from: Timestamp, to: Timestamp) -> Vec<N
         if end <= start {
             continue;
         }
-        let secs = end.unix() - start.unix();
-        let hours = (secs + 3599) / 3600;
+        // The service's hours start at its creation; each started hour is charged once, in the
+        // period where it starts, however the usage is split into invoices.
+        let since = |t: Timestamp| (t.unix() - m.started.unix() + 3599).div_euclid(3600);
+        let hours = since(end) - since(start);
+        if hours <= 0 {
+            continue;
+        }
         let micro = hours.saturating_mul(m.hourly_micro).min(m.monthly_micro.max(0));
         out.push(NewItem {
             label: m.label.clone(),
@@ -137,18 +142,15 @@ impl App {
     }
 
     /// The operator's command: closes what is due, then the usage of the current month up to
-    /// the start of `now`'s hour, for one account or for every account. Returns the number of invoices written.
+    /// `now`, for one account or for every account. Returns the number of invoices written.
     pub async fn billing_close_now(&self, account_id: Option<i64>, now: Timestamp) -> Result<u64> {
         let mut written = self.billing_close_due(now).await?;
-        let hour = now.plus_seconds(-now.unix().rem_euclid(3600));
         let accounts = match account_id {
             Some(a) => vec![a],
-            None => self.store.billing_accounts_due(hour).await?,
+            None => self.store.billing_accounts_due(now).await?,
         };
-        // Whole hours only: the hour in progress stays for the next invoice, so that no started
-        // hour is charged twice.
         for a in accounts {
-            written += self.billing_close_account(a, hour, true).await?;
+            written += self.billing_close_account(a, now, true).await?;
         }
         Ok(written)
     }
@@ -252,6 +254,19 @@ mod tests {
             usage_items(&[meter("2026-10-01T00:00:00", Some("2026-10-02T00:00:00"), 7_000, 5_000_000)], from, to)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_started_hour_is_charged_once_however_the_usage_is_split() {
+        let m = meter("2026-11-10T10:20:00", Some("2026-11-10T13:00:00"), 7_000, 5_000_000);
+        let q = |from: &str, to: &str| {
+            usage_items(std::slice::from_ref(&m), ts(from), ts(to)).first().map_or(0, |i| i.quantity)
+        };
+        assert_eq!(q("2026-11-01T00:00:00", "2026-12-01T00:00:00"), 3);
+        // Split at 10:30 and 12:40: hours starting 10:20 | 11:20, 12:20 | none.
+        assert_eq!(q("2026-11-01T00:00:00", "2026-11-10T10:30:00"), 1);
+        assert_eq!(q("2026-11-10T10:30:00", "2026-11-10T12:40:00"), 2);
+        assert_eq!(q("2026-11-10T12:40:00", "2026-12-01T00:00:00"), 0);
     }
 
     #[test]

@@ -85,6 +85,7 @@ pub(crate) fn account_update(
     }
     let country = input.country.as_ref().map(|c| c.to_ascii_uppercase());
     if let Some(c) = &country
+        && !c.is_empty()
         && !among(COUNTRIES, c)
     {
         p.add("country", "Must be a two-letter ISO 3166 country code");

@@ -193,3 +193,18 @@ async fn availability_lists_services_per_region_from_the_catalog() {
     assert!(us.ok()["available"].as_array().unwrap().iter().any(|x| x == "VPCs"));
     api.get("/account/availability/nowhere").await.status_is(404);
 }
+
+#[tokio::test]
+async fn the_account_as_read_can_be_written_back() {
+    // SDKs save every field they read, empty ones included.
+    let s = TestServer::start().await;
+    let api = s.api();
+    let read = api.get("/account").await.ok().clone();
+    let back = api.put("/account", read.clone()).await;
+    assert_eq!(back.ok()["country"], "");
+    api.put("/account", json!({"country": "us", "state": "ny", "zip": "10001"})).await.ok();
+    let a = api.get("/account").await;
+    assert_eq!((a.ok()["country"].as_str(), a.body["state"].as_str()), (Some("US"), Some("NY")));
+    let read = a.body.clone();
+    api.put("/account", read).await.ok();
+}

@@ -153,8 +153,8 @@ async fn an_operator_closes_the_usage_so_far_and_nothing_is_billed_twice() {
     api.post("/compute/instances", json!({"region": "us-east", "type": "g6-nanode-1"})).await.ok();
     db_exec(&s, "UPDATE meters SET started = '2000-01-01T00:00:00'").await;
     let now = chrono::Utc::now().naive_utc();
-    // The account began 50 hours ago.
-    let start = ts(now - chrono::Duration::hours(50));
+    // The account began 50.5 hours ago (away from an hour boundary of the meter).
+    let start = ts(now - chrono::Duration::hours(50) - chrono::Duration::minutes(30));
     backdate_account(&s, 1, &start).await;
     db_exec(&s, &format!("UPDATE meters SET started = '{start}'")).await;
     let before = api.get("/account").await;
@@ -285,4 +285,29 @@ async fn promo_codes_need_a_young_account_and_come_from_the_configuration_too() 
     })
     .await
     .expect_envelope();
+}
+
+#[tokio::test]
+async fn concurrent_promo_codes_give_one_credit() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for code in ["A1", "B2", "C3"] {
+        assert!(
+            s.admin(&["promo", "create", "--code", code, "--credit", "10.00", "--expires", "2099-01-01T00:00:00"]).0
+        );
+    }
+    let mut tasks = Vec::new();
+    for code in ["A1", "B2", "C3", "A1", "B2", "C3"] {
+        let api = api.clone();
+        tasks.push(tokio::spawn(
+            async move { api.post("/account/promo-codes", json!({"promo_code": code})).await.status },
+        ));
+    }
+    let mut codes = Vec::new();
+    for t in tasks {
+        codes.push(t.await.unwrap());
+    }
+    assert_eq!(codes.iter().filter(|c| **c == 200).count(), 1, "{codes:?}");
+    assert!(codes.iter().all(|c| *c == 200 || *c == 400), "{codes:?}");
+    assert_eq!(api.get("/account").await.ok()["active_promotions"].as_array().unwrap().len(), 1);
 }
