@@ -317,6 +317,10 @@ impl App {
                 ));
             }
             let standing = conditions::standing(&mut tx, t.account_id).await?;
+            if standing.limited {
+                // Its services were stopped and their billing ended with the account.
+                errors.push(FieldError::general("The account that created this transfer is cancelled"));
+            }
             for (k, id) in t.instances.iter().enumerate() {
                 let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
                     errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));

@@ -436,6 +436,20 @@ async fn accept_refuses_instances_that_came_under_a_managed_service() {
 }
 
 #[tokio::test]
+async fn the_transfer_of_a_cancelled_account_cannot_be_accepted() {
+    let s = TestServer::start().await;
+    let sender = s.api();
+    let receiver = receiver_account(&s).await;
+    first_can_receive(&s).await;
+    let a = inst(&sender, "alpha").await;
+    let token = created(&sender, &[id(&a)]).await;
+    sender.post("/account/cancel", json!({"comments": "moving on"})).await.ok();
+    let r = accept(&receiver, &token).await;
+    r.expect_error(400, "-");
+    assert!(r.text.contains("cancelled"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn users_of_the_creating_account_cannot_accept() {
     let s = TestServer::start().await;
     let api = s.api();
