@@ -296,11 +296,6 @@ pub enum AccountCommand {
     },
     /// List accounts.
     List,
-    /// Show an account with its billing state (also a canceled one), as JSON.
-    Show {
-        /// The account's euuid.
-        euuid: String,
-    },
     /// Mark an account as having an active terms-of-service violation (it can then neither
     /// create nor accept service transfers), or clear the mark.
     TosViolation {
@@ -310,6 +305,11 @@ pub enum AccountCommand {
         on: bool,
         #[arg(long)]
         off: bool,
+    },
+    /// Show an account with its billing state (also a canceled one), as JSON.
+    Show {
+        /// The account's euuid.
+        euuid: String,
     },
 }
 

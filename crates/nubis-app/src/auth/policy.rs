@@ -156,6 +156,19 @@ ops! {
     UserGrantsGet = "user_grants_get" => unrestricted(Area::Account, RO);
     UserGrantsUpdate = "user_grants_update" => unrestricted(Area::Account, RW);
 
+    // Service transfers (spec 4.4) and the deprecated entity-transfer forms of the same
+    // operations (spec 9): unrestricted users only.
+    ServiceTransferList = "service_transfer_list" => unrestricted(Area::Account, RO);
+    ServiceTransferCreate = "service_transfer_create" => unrestricted(Area::Account, RW);
+    ServiceTransferGet = "service_transfer_get" => unrestricted(Area::Account, RO);
+    ServiceTransferCancel = "service_transfer_cancel" => unrestricted(Area::Account, RW);
+    ServiceTransferAccept = "service_transfer_accept" => unrestricted(Area::Account, RW);
+    EntityTransferList = "entity_transfer_list" => unrestricted(Area::Account, RO);
+    EntityTransferCreate = "entity_transfer_create" => unrestricted(Area::Account, RW);
+    EntityTransferGet = "entity_transfer_get" => unrestricted(Area::Account, RO);
+    EntityTransferCancel = "entity_transfer_cancel" => unrestricted(Area::Account, RW);
+    EntityTransferAccept = "entity_transfer_accept" => unrestricted(Area::Account, RW);
+
     // Account and billing (spec 4.2, 4.3). Restricted users need `account_access`; billing
     // writes are also refused to child-account users (`billing::refuse_child_billing`).
     AccountGet = "account_get" => account(Area::Account, RO, P_RO);
@@ -184,18 +197,6 @@ ops! {
     InvoiceItemList = "invoice_item_list" => account(Area::Account, RO, P_RO);
     MaintenanceList = "maintenance_list" => scoped(Area::Account, RO);
     NotificationList = "notification_list" => scoped(Area::Account, RO);
-    // Service transfers (spec 4.4) and the deprecated entity-transfer forms of the same
-    // operations (spec 9): unrestricted users only.
-    ServiceTransferList = "service_transfer_list" => unrestricted(Area::Account, RO);
-    ServiceTransferCreate = "service_transfer_create" => unrestricted(Area::Account, RW);
-    ServiceTransferGet = "service_transfer_get" => unrestricted(Area::Account, RO);
-    ServiceTransferCancel = "service_transfer_cancel" => unrestricted(Area::Account, RW);
-    ServiceTransferAccept = "service_transfer_accept" => unrestricted(Area::Account, RW);
-    EntityTransferList = "entity_transfer_list" => unrestricted(Area::Account, RO);
-    EntityTransferCreate = "entity_transfer_create" => unrestricted(Area::Account, RW);
-    EntityTransferGet = "entity_transfer_get" => unrestricted(Area::Account, RO);
-    EntityTransferCancel = "entity_transfer_cancel" => unrestricted(Area::Account, RW);
-    EntityTransferAccept = "entity_transfer_accept" => unrestricted(Area::Account, RW);
 
     // Events.
     EventList = "event_list" => scoped(Area::Events, RO);

@@ -317,6 +317,10 @@ impl App {
                 ));
             }
             let standing = conditions::standing(&mut tx, t.account_id).await?;
+            if standing.limited {
+                // Its services were stopped and their billing ended with the account.
+                errors.push(FieldError::general("The account that created this transfer is cancelled"));
+            }
             for (k, id) in t.instances.iter().enumerate() {
                 let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
                     errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));
@@ -364,5 +368,65 @@ impl App {
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: TransferStatus, receiver: Option<i64>) -> TransferRow {
+        let t = Timestamp::parse("2026-01-01T00:00:00").unwrap();
+        TransferRow {
+            id: 1,
+            token: "0f6a3c2e-1d2b-4c5d-8e9f-a0b1c2d3e4f5".into(),
+            account_id: 10,
+            receiver_account_id: receiver,
+            status,
+            created: t,
+            updated: t,
+            expiry: t.plus_seconds(86_400),
+            accepted: None,
+            completed: None,
+            sender_event_id: None,
+            receiver_event_id: None,
+            instances: vec![1, 2],
+        }
+    }
+
+    #[test]
+    fn visibility_follows_the_status() {
+        let early = Timestamp::parse("2026-01-01T01:00:00").unwrap();
+        let late = Timestamp::parse("2026-01-03T00:00:00").unwrap();
+        let pending = row(TransferStatus::Pending, None);
+        assert!(visible_to(&pending, 10, early) && visible_to(&pending, 99, early));
+        // Past its expiry a pending transfer is stale: only its creator sees it.
+        assert!(visible_to(&pending, 10, late) && !visible_to(&pending, 99, late));
+        for s in [TransferStatus::Accepted, TransferStatus::Completed, TransferStatus::Failed] {
+            let t = row(s, Some(20));
+            assert!(visible_to(&t, 10, late) && visible_to(&t, 20, late) && !visible_to(&t, 99, early));
+        }
+        let canceled = row(TransferStatus::Canceled, None);
+        assert!(visible_to(&canceled, 10, early) && !visible_to(&canceled, 99, early));
+        assert_eq!(view(&pending, 99, late).status, TransferStatus::Stale);
+        assert!(!view(&pending, 99, early).is_sender);
+    }
+
+    #[test]
+    fn tokens_are_uuids_in_any_case() {
+        let t = "0F6A3C2E-1D2B-4C5D-8E9F-A0B1C2D3E4F5";
+        assert_eq!(canonical(t).unwrap(), t.to_lowercase());
+        assert_eq!(canonical("1"), Err(Error::NotFound));
+    }
+
+    #[test]
+    fn a_create_names_each_instance_once() {
+        let input = |v: Option<Vec<i64>>| TransferCreate { entities: Some(TransferCreateEntities { instances: v }) };
+        assert_eq!(check_create(&input(Some(vec![3, 4]))).unwrap(), vec![3, 4]);
+        let Err(Error::Invalid(e)) = check_create(&input(Some(vec![3, 4, 3]))) else { panic!("accepted a duplicate") };
+        assert_eq!(e[0].field.as_deref(), Some("entities.instances[2]"));
+        assert!(check_create(&input(Some(vec![]))).is_err());
+        assert!(check_create(&input(None)).is_err());
+        assert!(check_create(&TransferCreate::default()).is_err());
     }
 }

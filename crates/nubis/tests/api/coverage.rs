@@ -80,6 +80,17 @@ impl Fixtures {
         m.insert("firewall_id", fw.ok()["id"].to_string());
         let devices = api.get(&format!("/networking/firewalls/{}/devices", m["firewall_id"])).await;
         m.insert("device_id", devices.ok()["data"][0]["id"].to_string());
+        // A canceled service transfer: only its creating account may see it.
+        let ti = api
+            .post(
+                "/compute/instances",
+                json!({"region": "us-east", "type": "g6-nanode-1", "label": "fixture-transferred", "booted": false}),
+            )
+            .await;
+        let t = api.post("/account/service-transfers", json!({"entities": {"instances": [ti.ok()["id"]]}})).await;
+        let token = t.ok()["token"].as_str().unwrap().to_string();
+        api.delete(&format!("/account/service-transfers/{token}")).await.ok();
+        m.insert("token", token);
         // Billing: a card, a payment, and an invoice of the fixtures' usage so far.
         let pm = api
             .post(
@@ -134,17 +145,6 @@ impl Fixtures {
         ]);
         assert!(ok, "{err}");
         m.insert("euuid", out.split_whitespace().nth(1).unwrap().to_string());
-        // A canceled service transfer: only its creating account may see it.
-        let ti = api
-            .post(
-                "/compute/instances",
-                json!({"region": "us-east", "type": "g6-nanode-1", "label": "fixture-transferred", "booted": false}),
-            )
-            .await;
-        let t = api.post("/account/service-transfers", json!({"entities": {"instances": [ti.ok()["id"]]}})).await;
-        let token = t.ok()["token"].as_str().unwrap().to_string();
-        api.delete(&format!("/account/service-transfers/{token}")).await.ok();
-        m.insert("token", token);
         // No load balancer can be created through the API in this branch yet: an id no account
         // has still exercises no token (401), no scope (403) and another account (404).
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::billing_invoices::db_exec;
 use crate::instances::create_instance;
 use crate::support::*;
 
@@ -67,64 +68,46 @@ fn first_euuid(s: &TestServer) -> String {
 
 const FIRST_EMAIL: &str = "admin@nubis.invalid";
 
-/// Runs one statement on the server's database. The billing records the transfer rules read
-/// (payment methods, balances, managed service, cancellation) are set up this way until the
-/// billing area's API is merged into this branch.
-async fn db_exec(s: &TestServer, sql: &str) {
-    if let Some(path) = s.database.strip_prefix("sqlite://") {
-        let c = rusqlite::Connection::open(path).expect("open the test database");
-        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
-        c.execute(sql, []).expect("statement");
-        return;
-    }
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(&s.database).await.expect("connect to the test database");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string())).execute(&mut conn).await.expect("statement");
-    let _ = conn.close().await;
-}
-
-/// Gives the account a registered payment method.
-async fn add_payment_method(s: &TestServer, euuid: &str) {
-    db_exec(
-        s,
-        &format!(
-            "INSERT INTO payment_methods (account_id, type, card_type, last_four, expiry_month, expiry_year, \
-             gateway_ref, created) SELECT id, 'credit_card', 'Visa', '1111', 12, 2099, 'test-{euuid}', \
-             '2026-01-01T00:00:00' FROM accounts WHERE euuid = '{euuid}'"
-        ),
+/// Gives the API's account a registered payment method (the simulated gateway's test card).
+async fn add_payment_method(api: &Api) {
+    api.post(
+        "/account/payment-methods",
+        json!({"type": "credit_card", "is_default": true,
+               "data": {"card_number": "4111111111111111", "cvv": "123", "expiry_month": 12, "expiry_year": 2099}}),
     )
-    .await;
+    .await
+    .ok();
 }
 
-/// Sets a column of the account's billing record (creating the record).
-async fn set_billing(s: &TestServer, euuid: &str, column: &str, value: &str) {
+/// Gives the account a balance owed for longer than the payment term (no invoice of the last
+/// 30 days covers it).
+async fn make_past_due(s: &TestServer, euuid: &str) {
     db_exec(
         s,
         &format!(
             "INSERT INTO account_billing (account_id, billed_through) SELECT id, created FROM accounts \
-             WHERE euuid = '{euuid}' ON CONFLICT (account_id) DO NOTHING"
-        ),
-    )
-    .await;
-    db_exec(
-        s,
-        &format!(
-            "UPDATE account_billing SET {column} = {value} WHERE account_id = (SELECT id FROM accounts WHERE euuid = '{euuid}')"
+             WHERE euuid = '{euuid}' ON CONFLICT (account_id) DO NOTHING; \
+             UPDATE account_billing SET balance = 5000 WHERE account_id = (SELECT id FROM accounts WHERE euuid = '{euuid}')"
         ),
     )
     .await;
 }
 
+/// Pays the account's balance off (the test card is charged).
+async fn pay_off(api: &Api) {
+    api.post("/account/payments", json!({"usd": "50.00"})).await.ok();
+}
+
 /// An account that can receive transfers: made with `nubis admin`, with a payment method.
 async fn receiver_account(s: &TestServer) -> Api {
-    let (api, euuid, _) = account(s);
-    add_payment_method(s, &euuid).await;
+    let (api, _, _) = account(s);
+    add_payment_method(&api).await;
     api
 }
 
 /// Lets the first account receive transfers too.
 async fn first_can_receive(s: &TestServer) {
-    add_payment_method(s, &first_euuid(s)).await;
+    add_payment_method(&s.api()).await;
 }
 
 /// Events of an account with this action, newest first.
@@ -153,7 +136,7 @@ async fn a_transfer_of_two_instances_moves_them_with_their_addresses_to_the_rece
     let s = TestServer::start().await;
     let sender = s.api();
     let (receiver, receiver_euuid, _) = account(&s);
-    add_payment_method(&s, &receiver_euuid).await;
+    add_payment_method(&receiver).await;
     let (_, list, _) = s.admin(&["account", "list"]);
     let receiver_company =
         list.lines().find(|l| l.starts_with(&receiver_euuid)).unwrap().split_whitespace().nth(2).unwrap().to_string();
@@ -403,7 +386,7 @@ async fn create_refuses_an_account_with_a_past_due_balance() {
     let s = TestServer::start().await;
     let api = s.api();
     let a = inst(&api, "alpha").await;
-    set_billing(&s, &first_euuid(&s), "balance", "5000").await;
+    make_past_due(&s, &first_euuid(&s)).await;
     let r = create(&api, &[id(&a)]).await;
     r.expect_error(400, "-");
     assert!(r.text.contains("past-due"), "{}", r.text);
@@ -414,7 +397,7 @@ async fn create_refuses_instances_under_a_managed_service() {
     let s = TestServer::start().await;
     let api = s.api();
     let a = inst(&api, "alpha").await;
-    set_billing(&s, &first_euuid(&s), "managed", if on_postgres() { "TRUE" } else { "1" }).await;
+    api.post_empty("/account/settings/managed-enable").await.ok();
     let r = create(&api, &[id(&a)]).await;
     r.expect_error(400, "entities.instances[0]");
     assert!(r.text.contains("alpha") && r.text.contains("managed service"), "{}", r.text);
@@ -430,12 +413,12 @@ async fn accept_needs_a_payment_method_and_no_past_due_balance() {
     let r = accept(&receiver, &token).await;
     r.expect_error(400, "-");
     assert!(r.text.contains("payment method"), "{}", r.text);
-    add_payment_method(&s, &e).await;
-    set_billing(&s, &e, "balance", "5000").await;
+    add_payment_method(&receiver).await;
+    make_past_due(&s, &e).await;
     let r = accept(&receiver, &token).await;
     r.expect_error(400, "-");
     assert!(r.text.contains("past-due"), "{}", r.text);
-    set_billing(&s, &e, "balance", "0").await;
+    pay_off(&receiver).await;
     accept(&receiver, &token).await.ok();
 }
 
@@ -446,10 +429,24 @@ async fn accept_refuses_instances_that_came_under_a_managed_service() {
     let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let token = created(&sender, &[id(&a)]).await;
-    set_billing(&s, &first_euuid(&s), "managed", if on_postgres() { "TRUE" } else { "1" }).await;
+    sender.post_empty("/account/settings/managed-enable").await.ok();
     let r = accept(&receiver, &token).await;
     r.expect_error(400, "entities.instances[0]");
     assert!(r.text.contains("managed service"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn the_transfer_of_a_cancelled_account_cannot_be_accepted() {
+    let s = TestServer::start().await;
+    let sender = s.api();
+    let receiver = receiver_account(&s).await;
+    first_can_receive(&s).await;
+    let a = inst(&sender, "alpha").await;
+    let token = created(&sender, &[id(&a)]).await;
+    sender.post("/account/cancel", json!({"comments": "moving on"})).await.ok();
+    let r = accept(&receiver, &token).await;
+    r.expect_error(400, "-");
+    assert!(r.text.contains("cancelled"), "{}", r.text);
 }
 
 #[tokio::test]
@@ -500,7 +497,7 @@ async fn accept_refuses_a_terms_of_service_violation_of_either_account() {
     let s = TestServer::start().await;
     let sender = s.api();
     let (receiver, receiver_euuid, _) = account(&s);
-    add_payment_method(&s, &receiver_euuid).await;
+    add_payment_method(&receiver).await;
     let a = inst(&sender, "alpha").await;
     let token = created(&sender, &[id(&a)]).await;
     for (e, words) in [(receiver_euuid, "Your account"), (first_euuid(&s), "created this transfer")] {
@@ -645,8 +642,8 @@ async fn the_sweep_expires_due_transfers_with_an_event_to_the_creator() {
 async fn messages_go_to_the_creator_on_create_and_cancel_and_to_both_on_accept() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let (receiver, receiver_euuid, receiver_mail) = account(&s);
-    add_payment_method(&s, &receiver_euuid).await;
+    let (receiver, _, receiver_mail) = account(&s);
+    add_payment_method(&receiver).await;
     let sender_mail = FIRST_EMAIL;
     let a = inst(&sender, "alpha").await;
     let b = inst(&sender, "bravo").await;
@@ -816,11 +813,7 @@ async fn an_instance_in_a_pending_transfer_cannot_be_deleted() {
 async fn grants_on_a_transferred_instance_are_withdrawn_and_the_receivers_restricted_users_need_new_ones() {
     let s = TestServer::start().await;
     let sender = s.api();
-    let (receiver, _, _) = {
-        let (api, e, m) = account(&s);
-        add_payment_method(&s, &e).await;
-        (api, e, m)
-    };
+    let receiver = receiver_account(&s).await;
     let a = inst(&sender, "alpha").await;
     let (_, bob) = user_with_token(&s, "bob-sender", true, "*").await;
     sender
