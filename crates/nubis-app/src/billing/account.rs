@@ -254,7 +254,7 @@ impl App {
                 Error::refused("The balance must be paid before canceling: add a payment method first")
             })?;
             let key = uuid::Uuid::new_v4().simple().to_string();
-            let r = self.payment_gateway().charge(&method.gateway_ref, due, &key).await;
+            let r = self.charge(actor.account_id, &method.gateway_ref, due, &key).await;
             match r {
                 Ok(reference) => charged = Some((method.view.id, reference, due)),
                 Err(GatewayError::Declined(m)) => {

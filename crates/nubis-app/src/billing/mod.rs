@@ -71,6 +71,25 @@ impl App {
         self.gateway.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Charges `cents` to a stored card of the account: the test controls' payment faults (a
+    /// decline or an unreachable gateway for the next N charges) are met first, then the gateway.
+    pub(crate) async fn charge(
+        &self,
+        account_id: i64,
+        card_ref: &str,
+        cents: i64,
+        key: &str,
+    ) -> std::result::Result<String, gateway::GatewayError> {
+        use crate::controls::PaymentFault;
+        match self.controls.faults.take_payment(account_id) {
+            Some(PaymentFault::Declined) => Err(gateway::GatewayError::Declined("Your card was declined.".into())),
+            Some(PaymentFault::Unreachable) => {
+                Err(gateway::GatewayError::Unreachable("The payment gateway did not answer.".into()))
+            }
+            None => self.payment_gateway().charge(card_ref, cents, key).await,
+        }
+    }
+
     /// Replaces the payment gateway (the test controls wrap the current one to inject faults).
     pub fn set_payment_gateway(&self, g: Arc<dyn PaymentGateway>) {
         *self.gateway.write().unwrap_or_else(|e| e.into_inner()) = g;

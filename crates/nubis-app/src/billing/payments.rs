@@ -116,8 +116,7 @@ impl App {
                 Some(r) => r,
                 None => {
                     let r = self
-                        .payment_gateway()
-                        .charge(&method.gateway_ref, cents, key)
+                        .charge(actor.account_id, &method.gateway_ref, cents, key)
                         .await
                         .map_err(|e| gateway_error(e, "payment_method_id"))?;
                     *charged_ref.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.clone());

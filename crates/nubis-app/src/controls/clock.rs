@@ -46,7 +46,14 @@ pub type TimeHook = for<'a> fn(&'a App) -> HookFuture<'a>;
 
 /// The hooks run, in this order, every time the clock moves forward. One line per area, e.g.
 /// `("billing: close due invoices", |app| Box::pin(async move { app.invoices_close_due().await.map(drop) })),`
-pub const TIME_MOVED: &[(&str, TimeHook)] = &[];
+pub const TIME_MOVED: &[(&str, TimeHook)] = &[
+    ("billing: close the invoices of months that ended", |app| {
+        Box::pin(async move { app.billing_close_due(Timestamp::now()).await.map(drop) })
+    }),
+    ("transfers: expire the pending transfers past their expiry", |app| {
+        Box::pin(async move { app.transfers_expire_due(Timestamp::now()).await.map(drop) })
+    }),
+];
 
 const MAX_ADVANCE_SECS: i64 = 100 * 366 * 86_400;
 
@@ -75,8 +82,10 @@ impl App {
         };
         let _one_at_a_time = self.controls.clock_lock.lock().await;
         advance_clock(seconds);
+        // The clock as moved (the hooks below may take a moment of real time).
+        let moved = self.clock();
         self.run_time_hooks().await?;
-        Ok(self.clock())
+        Ok(moved)
     }
 
     /// Sets the clock to a time not before the system time, then runs what time passing causes.
@@ -95,10 +104,11 @@ impl App {
         let _one_at_a_time = self.controls.clock_lock.lock().await;
         let forward = offset > clock_offset();
         set_clock_offset(offset);
+        let set = self.clock();
         if forward {
             self.run_time_hooks().await?;
         }
-        Ok(self.clock())
+        Ok(set)
     }
 
     /// Back to the system time.

@@ -13,6 +13,7 @@ mod billing_money;
 mod billing_ops;
 mod compat;
 mod controls;
+mod controls_wiring;
 mod conventions;
 mod coverage;
 mod delegation;
