@@ -9,7 +9,9 @@ use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
+use nubis_model::filter::Filter;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceRow {
@@ -303,5 +305,58 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+const INSTANCE_LIST: Listing<'static> = Listing {
+    select: "SELECT i.id, i.account_id, i.label, i.region, i.type, i.image, i.status, i.target_status, i.op_seq, \
+             i.op_event_id, i.op_username, i.tags, i.grp, i.alerts, i.watchdog_enabled, i.backups_enabled, \
+             i.has_user_data, i.host_uuid, i.extra_ipv4_allowed, i.live_migration, i.created, i.updated \
+             FROM instances i",
+    from: "FROM instances i",
+    scope: "i.account_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "i.id", kind: ColKind::Int },
+        Column { path: "label", expr: "i.label", kind: ColKind::Text },
+        Column { path: "region", expr: "i.region", kind: ColKind::Text },
+        Column { path: "type", expr: "i.type", kind: ColKind::Text },
+        Column { path: "image", expr: "i.image", kind: ColKind::Text },
+        Column { path: "status", expr: "i.status", kind: ColKind::Text },
+        Column { path: "group", expr: "i.grp", kind: ColKind::Text },
+        Column { path: "tags", expr: "i.tags", kind: ColKind::Tags },
+        Column {
+            path: "ipv4",
+            expr: "EXISTS (SELECT 1 FROM ip_addresses a WHERE a.instance_id = i.id AND a.kind = 'ipv4' AND {})",
+            kind: ColKind::Exists("a.address"),
+        },
+        Column { path: "created", expr: "i.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "i.updated", kind: ColKind::Text },
+    ],
+    order: "i.id",
+    kept_count: Some("instances"),
+};
+
+impl Store {
+    /// One instance of an account.
+    pub async fn instance_get(&self, account_id: i64, id: i64) -> Result<Option<InstanceRow>> {
+        let sql = format!("SELECT {COLS} FROM instances WHERE id = $1 AND account_id = $2");
+        let row = query(sql).bind(id).bind(account_id).fetch_optional(self.r()).await?;
+        row.as_ref().map(instance).transpose()
+    }
+
+    /// One page of an account's instances (only those `grant_user` holds a grant on, when
+    /// given) and how many the list has.
+    pub async fn instances_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<InstanceRow>, u64)> {
+        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "instance", "i.id")), and: None };
+        let (rows, total) = self.fetch_page(&INSTANCE_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(instance).collect::<Result<_>>()?, total))
     }
 }

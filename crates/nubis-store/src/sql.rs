@@ -57,6 +57,10 @@ pub(crate) enum ColKind {
     /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
     /// this element", `+neq` "does not hold it", `+contains` "an element contains this text".
     Tags,
+    /// A list of strings kept in other rows: `expr` is a condition with `{}` where the
+    /// comparison of the named column goes (`EXISTS (SELECT 1 FROM ip_addresses a WHERE
+    /// a.instance_id = i.id AND {})` with `a.address`); `+neq` means no row matches.
+    Exists(&'static str),
 }
 
 /// A filterable field and the SQL expression that yields it.
@@ -85,6 +89,9 @@ pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, defaul
     match &filter.order_by {
         Some(path) => {
             let col = column(cols, path)?;
+            if matches!(col.kind, ColKind::Exists(_)) {
+                return Err(bad(format!("Cannot order by '{path}'")));
+            }
             let dir = if filter.order == Order::Desc { "DESC" } else { "ASC" };
             sql.push(&format!(" ORDER BY {} {dir}, {default}", col.expr));
         }
@@ -124,6 +131,29 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                 Backend::Sqlite => "instr",
                 Backend::Postgres => "strpos",
             };
+            if let ColKind::Exists(inner) = col.kind {
+                let (negate, cmp) = match op {
+                    CmpOp::Eq => (false, "="),
+                    CmpOp::Neq => (true, "="),
+                    CmpOp::Gt => (false, ">"),
+                    CmpOp::Gte => (false, ">="),
+                    CmpOp::Lt => (false, "<"),
+                    CmpOp::Lte => (false, "<="),
+                    CmpOp::Contains => (false, ""),
+                };
+                let (before, after) = col.expr.split_once("{}").unwrap_or((col.expr, ""));
+                if negate {
+                    sql.push("NOT ");
+                }
+                sql.push(before);
+                if *op == CmpOp::Contains {
+                    sql.push(&format!("{instr}({inner}, ")).bind(v).push(") > 0");
+                } else {
+                    sql.push(&format!("{inner} {cmp} ")).bind(v);
+                }
+                sql.push(after);
+                return Ok(());
+            }
             if col.kind == ColKind::Tags {
                 let Val::Str(s) = v else { unreachable!("typed() gives a string") };
                 let element = serde_json::to_string(&s).map_err(Error::internal)?;
@@ -174,8 +204,8 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
             n.as_i64().map(Val::I64).ok_or_else(|| bad(format!("'{path}' needs an integer")))
         }
         (ColKind::Int, _) => Err(bad(format!("'{path}' needs an integer"))),
-        (ColKind::Text, Value::String(s)) => Ok(Val::Str(s.clone())),
-        (ColKind::Text, _) => Err(bad(format!("'{path}' needs a string"))),
+        (ColKind::Text | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
+        (ColKind::Text | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
         (ColKind::Tags, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {

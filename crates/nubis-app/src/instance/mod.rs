@@ -15,6 +15,7 @@ use nubis_model::validate::{is_dotted_label, len_between, tag_problem};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::instances::{InstanceChanges, InstanceRow};
+use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -23,7 +24,6 @@ pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadat
 
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::ip::AddressBook;
 use crate::{App, retry};
 
 pub(crate) fn instance_entity(i: &InstanceRow) -> EventEntity {
@@ -83,13 +83,23 @@ impl App {
     /// exist, belongs to another account, or a restricted actor has no grant on it; 403 when the
     /// grant is read_only and the operation writes.
     pub(crate) async fn own_instance(&self, actor: &Actor, op: Op, id: i64) -> Result<InstanceRow> {
-        let all = self.store.instances_of_account(actor.account_id).await?;
-        let i = all.iter().find(|i| i.id == id).cloned().ok_or(Error::NotFound)?;
+        let i = self.store.instance_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         self.authorize_entity(actor, op, id).await?;
         Ok(i)
     }
 
-    pub(crate) fn instance_view(&self, i: &InstanceRow, book: &AddressBook<'_>) -> Instance {
+    /// The records of some instances, with their addresses read by key.
+    pub(crate) async fn instance_views(&self, rows: &[InstanceRow]) -> Result<Vec<Instance>> {
+        let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
+        let ips = self.store.ips_of_instances(&ids).await?;
+        Ok(rows.iter().map(|i| self.instance_record(i, &ips)).collect())
+    }
+
+    /// An instance's record; `ips` holds (at least) its addresses.
+    fn instance_record(&self, i: &InstanceRow, ips: &[IpRow]) -> Instance {
+        let mine = || ips.iter().filter(|a| a.instance_id == i.id && a.kind == IpKind::Ipv4);
+        let ipv4 = mine().filter(|a| a.public).chain(mine().filter(|a| !a.public)).map(|a| a.address.clone()).collect();
+        let slaac = ips.iter().find(|a| a.instance_id == i.id && a.kind == IpKind::Slaac);
         let t = self.catalog.instance_type(&i.kind);
         Instance {
             id: i.id,
@@ -100,8 +110,8 @@ impl App {
             status: Status::parse(&i.status).unwrap_or(Status::Offline),
             group: i.group.clone(),
             tags: i.tags.clone(),
-            ipv4: book.ipv4_of(i.id),
-            ipv6: book.slaac_of(i.id).map(|s| format!("{}/128", s.address)),
+            ipv4,
+            ipv6: slaac.map(|s| format!("{}/128", s.address)),
             specs: Specs {
                 disk: t.map_or(0, |t| t.disk),
                 memory: t.map_or(0, |t| t.memory),
@@ -131,15 +141,25 @@ impl App {
     }
 
     /// The record of an instance a write transaction returned, with its addresses as stored now.
-    pub(crate) async fn instance_view_now(&self, actor: &Actor, i: &InstanceRow) -> Result<Instance> {
-        Ok(self.instance_view(i, &self.address_book(actor.account_id).await?))
+    pub(crate) async fn instance_view_now(&self, _actor: &Actor, i: &InstanceRow) -> Result<Instance> {
+        self.instance_views(std::slice::from_ref(i))
+            .await?
+            .pop()
+            .ok_or_else(|| Error::internal("no view of the instance"))
     }
 
-    pub async fn instance_list(&self, actor: &Actor) -> Result<Vec<Instance>> {
+    pub async fn instance_list(
+        &self,
+        actor: &Actor,
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<Instance>> {
         self.authorize(actor, Op::InstanceList).await?;
-        let book = self.address_book(actor.account_id).await?;
-        let visible = self.visible(actor, GrantKind::Instance, book.instances.to_vec(), |i| i.id).await?;
-        Ok(visible.iter().map(|i| self.instance_view(i, &book)).collect())
+        let (rows, results) = self
+            .store
+            .instances_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .await?;
+        Ok(nubis_model::page::Page::new(self.instance_views(&rows).await?, page, results))
     }
 
     pub async fn instance_get(&self, actor: &Actor, id: i64) -> Result<Instance> {

@@ -129,15 +129,6 @@ impl AddressBook<'_> {
     }
 
     /// The IPv4 addresses an instance owns, public ones first.
-    pub fn ipv4_of(&self, instance_id: i64) -> Vec<String> {
-        let mine = || self.ips.iter().filter(|i| i.instance_id == instance_id && i.kind == IpKind::Ipv4);
-        mine().filter(|i| i.public).chain(mine().filter(|i| !i.public)).map(|i| i.address.clone()).collect()
-    }
-
-    pub fn slaac_of(&self, instance_id: i64) -> Option<&IpRow> {
-        self.ips.iter().find(|i| i.instance_id == instance_id && i.kind == IpKind::Slaac)
-    }
-
     /// `GET /v4/compute/instances/{instance_id}/ips`.
     pub fn instance_ips(&self, inst: &InstanceRow) -> InstanceIps {
         let id = inst.id;

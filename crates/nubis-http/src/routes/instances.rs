@@ -36,7 +36,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 
 #[utoipa::path(get, path = "/v4/compute/instances", tag = "instances", responses((status = 200, description = "A page of instances", body = Page<Instance>)))]
 async fn instance_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.instance_list(&actor).await?, &q, INSTANCE_FILTERABLE)
+    let filter = crate::list::filter_of(&q, INSTANCE_FILTERABLE)?;
+    Ok(Json(app.instance_list(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/compute/instances", tag = "instances", request_body = InstanceCreate, responses((status = 200, body = Instance)))]

@@ -238,3 +238,28 @@ async fn balancer_config_and_node_lists_are_paged_and_filtered_in_sql() {
     assert_eq!(api.get(&format!("{nodes}/{one}")).await.ok()["label"], "node-b");
     api.get(&format!("/nodebalancers/{}/configs/{cid}/nodes/{one}", nbs[1])).await.expect_error(404, "-");
 }
+
+#[tokio::test]
+async fn instance_lists_filter_on_addresses_and_tags_in_sql() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut made = Vec::new();
+    for i in 0..3 {
+        let tags = if i == 1 { json!(["database"]) } else { json!([]) };
+        let extra = json!({"label": format!("inst-{i}"), "tags": tags, "booted": false});
+        made.push(crate::instances::create_instance(&api, "us-east", extra).await);
+    }
+    let addr = made[2]["ipv4"][0].as_str().unwrap().to_string();
+    let by_ip = api.get_filtered("/compute/instances", &format!(r#"{{"ipv4": "{addr}"}}"#)).await;
+    assert_eq!(labels(by_ip.ok()), ["inst-2"]);
+    let not_ip = api.get_filtered("/compute/instances", &format!(r#"{{"ipv4": {{"+neq": "{addr}"}}}}"#)).await;
+    assert_eq!(labels(not_ip.ok()), ["inst-0", "inst-1"]);
+    let db = api.get_filtered("/compute/instances", r#"{"tags": "database"}"#).await;
+    assert_eq!(labels(db.ok()), ["inst-1"]);
+    let desc =
+        api.get_filtered("/compute/instances?page=2&page_size=25", r#"{"+order_by": "label", "+order": "desc"}"#).await;
+    assert_eq!(desc.ok()["results"], 3);
+    api.get_filtered("/compute/instances", r#"{"+order_by": "ipv4"}"#).await.expect_error(400, "X-Filter");
+    let one = api.get(&format!("/compute/instances/{}", made[2]["id"])).await;
+    assert_eq!(one.ok()["ipv4"], made[2]["ipv4"]);
+}
