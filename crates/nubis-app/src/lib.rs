@@ -85,6 +85,7 @@ impl App {
             .map_err(|e| Error::Internal(format!("configuration: network.private_ipv4: {e}")))?;
         let dns =
             dns::ForwardDns::from_config(&config.dns).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
+        billing::check_config(&config.billing).map_err(|e| Error::Internal(format!("configuration: billing: {e}")))?;
         Ok(App(Arc::new(AppInner {
             store,
             config,

@@ -247,7 +247,7 @@ impl App {
         }
         let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
         let now = Timestamp::now();
-        let due = b.balance + self.billing_uninvoiced(actor.account_id, b.billed_through).await?;
+        let due = b.balance + self.billing_uninvoiced_at(actor.account_id, b.billed_through, now).await?;
         let mut charged: Option<(i64, String, i64)> = None;
         if due > 0 {
             let method = self.store.payment_method_default(actor.account_id).await?.ok_or_else(|| {

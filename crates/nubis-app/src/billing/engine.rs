@@ -182,7 +182,16 @@ impl App {
     /// What the account's usage since its last invoice comes to (an estimate of the next
     /// invoice, with promotional credit).
     pub async fn billing_uninvoiced(&self, account_id: i64, billed_through: Timestamp) -> Result<i64> {
-        let now = Timestamp::now();
+        self.billing_uninvoiced_at(account_id, billed_through, Timestamp::now()).await
+    }
+
+    /// The same, up to `now`.
+    pub(crate) async fn billing_uninvoiced_at(
+        &self,
+        account_id: i64,
+        billed_through: Timestamp,
+        now: Timestamp,
+    ) -> Result<i64> {
         if now <= billed_through {
             return Ok(0);
         }

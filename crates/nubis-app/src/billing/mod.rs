@@ -65,6 +65,21 @@ pub(crate) fn dollars_of_micro(m: i64) -> String {
     format!("{sign}{}.{f}", a / 1_000_000)
 }
 
+/// Checks the `[billing]` section of the configuration: prices and promo codes.
+pub fn check_config(c: &nubis_model::config::BillingConfig) -> std::result::Result<(), String> {
+    for (name, v) in
+        [("nodebalancer_hourly", &c.nodebalancer_hourly), ("nodebalancer_monthly", &c.nodebalancer_monthly)]
+    {
+        if micro_of_str(v).is_none() {
+            return Err(format!("{name} must be a dollar amount such as 0.015"));
+        }
+    }
+    for p in &c.promo_codes {
+        promo::config_code(p)?;
+    }
+    Ok(())
+}
+
 impl App {
     /// The payment gateway in use (the simulated one unless replaced).
     pub fn payment_gateway(&self) -> Arc<dyn PaymentGateway> {
@@ -120,6 +135,23 @@ pub(crate) async fn meter_stop(tx: &mut Tx<'_>, service_type: &str, id: i64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_billing_configuration_is_checked() {
+        let mut c = nubis_model::config::BillingConfig::default();
+        assert!(check_config(&c).is_ok());
+        c.nodebalancer_hourly = "cheap".into();
+        assert!(check_config(&c).is_err());
+        let mut c = nubis_model::config::BillingConfig::default();
+        c.promo_codes.push(nubis_model::config::PromoCodeConfig {
+            code: "X".into(),
+            credit: "ten".into(),
+            monthly_cap: None,
+            expires: "2030-01-01T00:00:00".into(),
+            description: String::new(),
+        });
+        assert!(check_config(&c).is_err());
+    }
 
     #[test]
     fn prices_in_millionths() {

@@ -311,3 +311,44 @@ async fn concurrent_promo_codes_give_one_credit() {
     assert!(codes.iter().all(|c| *c == 200 || *c == 400), "{codes:?}");
     assert_eq!(api.get("/account").await.ok()["active_promotions"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn creating_and_deleting_services_opens_and_closes_their_meters() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let nb = api.post("/nodebalancers", json!({"region": "us-east", "label": "metered"})).await;
+    let nbid = nb.ok()["id"].as_i64().unwrap();
+    let i =
+        api.post("/compute/instances", json!({"region": "us-west", "type": "g6-standard-2", "booted": false})).await;
+    let iid = i.ok()["id"].as_i64().unwrap();
+    let open = |kind: &str, id: i64| {
+        format!("SELECT COUNT(*) FROM meters WHERE service_type = '{kind}' AND service_id = {id} AND ended IS NULL")
+    };
+    assert_eq!(db_scalar(&s, &open("nodebalancer", nbid)).await, 1);
+    assert_eq!(db_scalar(&s, &open("instance", iid)).await, 1);
+    // The type's hourly price (0.033 for g6-standard-2) in millionths of a dollar.
+    let hourly = db_scalar(
+        &s,
+        &format!("SELECT hourly_micro FROM meters WHERE service_id = {iid} AND service_type = 'instance'"),
+    )
+    .await;
+    let t = api.get("/compute/types/g6-standard-2").await;
+    assert_eq!(hourly, (t.ok()["price"]["hourly"].as_f64().unwrap() * 1_000_000.0).round() as i64);
+    api.delete(&format!("/nodebalancers/{nbid}")).await.ok();
+    wait_status_not_provisioning(&api, iid).await;
+    api.delete(&format!("/compute/instances/{iid}")).await.ok();
+    assert_eq!(db_scalar(&s, &open("nodebalancer", nbid)).await, 0);
+    assert_eq!(db_scalar(&s, &open("instance", iid)).await, 0);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM meters WHERE ended IS NOT NULL").await, 2);
+}
+
+async fn wait_status_not_provisioning(api: &Api, id: i64) {
+    eventually(10, "instance provisioned", || {
+        let api = api.clone();
+        async move {
+            let st = api.get(&format!("/compute/instances/{id}")).await.body["status"].as_str()?.to_string();
+            (st != "provisioning").then_some(())
+        }
+    })
+    .await;
+}
