@@ -39,9 +39,14 @@ fn name(i: &InstanceRow) -> String {
     format!("Instance '{}' ({})", i.label, i.id)
 }
 
-/// The conditions of the creating account: no past-due balance, no terms-of-service violation.
-pub(crate) async fn sender_problems(tx: &mut Tx<'_>, account_id: i64, out: &mut Vec<FieldError>) -> Result<()> {
-    let s = standing(tx, account_id).await?;
+/// The conditions of the creating account (whose standing is `s`): no past-due balance, no
+/// terms-of-service violation.
+pub(crate) async fn sender_problems(
+    tx: &mut Tx<'_>,
+    account_id: i64,
+    s: &Standing,
+    out: &mut Vec<FieldError>,
+) -> Result<()> {
     if s.past_due {
         out.push(FieldError::general("The account that creates the transfer has a past-due balance"));
     }

@@ -195,8 +195,8 @@ impl App {
             // Transfers past their expiry free their instances first.
             self.expire_in(&mut tx, now).await?;
             let mut errors = Vec::new();
-            conditions::sender_problems(&mut tx, actor.account_id, &mut errors).await?;
             let standing = conditions::standing(&mut tx, actor.account_id).await?;
+            conditions::sender_problems(&mut tx, actor.account_id, &standing, &mut errors).await?;
             for (k, id) in ids.iter().enumerate() {
                 let Some(i) = tx.instance_lock(*id, actor.account_id).await? else {
                     errors.push(conditions::not_owned(k, *id, "your account"));
