@@ -129,6 +129,27 @@ impl Tx<'_> {
         Ok(id)
     }
 
+    /// Copies the events of one entity from one account into another (a service transfer
+    /// gives the receiver the history of what it received; the sender keeps its own copy).
+    /// Copies keep their times, statuses and texts; grants on them are the receiver's to give.
+    pub async fn events_copy_of_entity(&mut self, kind: &str, entity_id: i64, from: i64, to: i64) -> Result<u64> {
+        query(
+            "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
+             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
+             grant_kind, grant_id, subject_user_id) \
+             SELECT $4, action, created, entity_type, entity_id, entity_label, entity_url, \
+             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
+             grant_kind, grant_id, NULL FROM events \
+             WHERE account_id = $3 AND entity_type = $1 AND entity_id = $2 AND subject_user_id IS NULL ORDER BY id",
+        )
+        .bind(kind)
+        .bind(entity_id)
+        .bind(from)
+        .bind(to)
+        .execute(self.h())
+        .await
+    }
+
     /// Changes the status of an event (a `started` event of a long operation becomes `finished`).
     pub async fn event_set_status(&mut self, id: i64, status: &str) -> Result<()> {
         query("UPDATE events SET status = $2 WHERE id = $1").bind(id).bind(status).execute(self.h()).await?;

@@ -110,6 +110,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(9, "test_controls", "0009_test_controls.sql"),
     migration!(10, "read_path", "0010_read_path.sql"),
     migration!(11, "transfers", "0011_transfers.sql"),
+    migration!(12, "moved_rows", "0012_moved_rows.sql"),
 ];
 
 impl Store {

@@ -80,6 +80,7 @@ impl App {
                     }
                     tx.grants_delete_entity(GrantKind::Instance, i.id).await?;
                     billing_move(&mut tx, i.id, receiver, now).await?;
+                    tx.events_copy_of_entity("instance", i.id, t.account_id, receiver).await?;
                 }
                 tx.transfer_end(t.id, TransferStatus::Completed, now).await?;
                 for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {

@@ -208,6 +208,16 @@ async fn a_transfer_of_two_instances_moves_them_with_their_addresses_to_the_rece
         assert_eq!(acc[0]["entity"]["type"], "entity_transfer");
         assert_eq!(acc[0]["entity"]["label"], token);
     }
+    // The receiver gets the instances' history (the sender keeps its own), and the kept counts
+    // followed the move.
+    let created: Vec<Value> = events_of(&receiver, "instance_create").await;
+    for before in [&a, &b] {
+        assert!(created.iter().any(|e| e["entity"]["id"] == before["id"]), "history of {}: {created:?}", before["id"]);
+    }
+    assert_eq!(events_of(&sender, "instance_create").await.len(), 2);
+    // (a page past the end answers `results` from the kept count, not from the rows)
+    assert_eq!(sender.get("/compute/instances?page=2").await.ok()["results"], 0);
+    assert_eq!(receiver.get("/compute/instances?page=2").await.ok()["results"], 2);
     // And the instances' new events are the receiver's.
     receiver.post_empty(&format!("/compute/instances/{}/boot", id(&a))).await.ok();
     assert!(!events_of(&receiver, "instance_boot").await.is_empty());
