@@ -17,18 +17,26 @@ impl App {
     pub async fn vlan_list(&self, actor: &Actor) -> Result<Vec<Vlan>> {
         self.authorize(actor, Op::VlanList).await?;
         let interfaces = self.store.interfaces_of_account(actor.account_id).await?;
-        let vlans: Vec<_> = interfaces.iter().filter(|f| f.purpose == "vlan").cloned().collect();
-        let vlans = self.visible(actor, GrantKind::Instance, vlans, |f| f.instance_id).await?;
+        let all: Vec<_> = interfaces.iter().filter(|f| f.purpose == "vlan").cloned().collect();
+        // A VLAN came into being with its first interface, whoever may see that instance.
+        let mut born: BTreeMap<(String, String), nubis_model::Timestamp> = BTreeMap::new();
+        for f in &all {
+            let Some(label) = f.label.clone() else { continue };
+            let t = born.entry((f.region.clone(), label)).or_insert(f.created);
+            *t = (*t).min(f.created);
+        }
+        let vlans = self.visible(actor, GrantKind::Instance, all, |f| f.instance_id).await?;
         let mut by_key: BTreeMap<(String, String), Vlan> = BTreeMap::new();
         for f in vlans {
             let Some(label) = f.label.clone() else { continue };
-            let v = by_key.entry((f.region.clone(), label.clone())).or_insert_with(|| Vlan {
+            let key = (f.region.clone(), label.clone());
+            let created = born.get(&key).copied().unwrap_or(f.created);
+            let v = by_key.entry(key).or_insert_with(|| Vlan {
                 label,
                 region: f.region.clone(),
                 instances: Vec::new(),
-                created: f.created,
+                created,
             });
-            v.created = v.created.min(f.created);
             if !v.instances.contains(&f.instance_id) {
                 v.instances.push(f.instance_id);
             }
