@@ -125,6 +125,12 @@ pub async fn serve(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let svc = service(app);
+    // Responses go out at once: hyper may write a large body after its headers, and with Nagle's
+    // algorithm that second write waits for the client's delayed ACK (about 40 ms per page).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, axum::ServiceExt::<Request>::into_make_service(svc)).with_graceful_shutdown(shutdown).await
 }
