@@ -148,7 +148,13 @@ pub async fn serve(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let svc = service(app);
+    // Responses go out at once: hyper may write a large body after its headers, and with Nagle's
+    // algorithm that second write waits for the client's delayed ACK (about 40 ms per page).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     // The connection's address is the client address of sign-in throttling and logins.
     let make = axum::ServiceExt::<Request>::into_make_service_with_connect_info::<std::net::SocketAddr>(svc);
     axum::serve(listener, make).with_graceful_shutdown(shutdown).await
