@@ -151,7 +151,8 @@ impl Store {
 }
 
 const USER_LIST: Listing<'static> = Listing {
-    select: "SELECT u.id, u.account_id, u.username, u.email, u.restricted, u.user_type, u.is_owner, u.prefs, u.created \
+    select: "SELECT u.id, u.account_id, u.username, u.email, u.restricted, u.user_type, u.is_owner, u.prefs, u.created, \
+             u.password_created \
              FROM users u",
     from: "FROM users u",
     scope: "u.account_id",
