@@ -4,6 +4,7 @@
 //! respect: it gets the proxy user's grants, and billing writes refuse it like any child user.
 
 use nubis_model::account::Account;
+use nubis_model::billing::CreditCardSummary;
 use nubis_model::filter::Filter;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::signin::{ChildAccount, ProxyUserToken};
@@ -32,7 +33,7 @@ fn view(a: Account) -> ChildAccount {
         balance_uninvoiced: 0,
         billing_source: "external",
         capabilities: vec!["Linodes", "NodeBalancers", "Cloud Firewall", "VPCs"],
-        credit_card: None,
+        credit_card: CreditCardSummary { expiry: None, last_four: None },
         active_since: a.active_since,
     }
 }

@@ -47,6 +47,7 @@ impl Modify for Bearer {
 /// (`security: []`). Lists get their `page`, `page_size` and `X-Filter` parameters.
 pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
     let mut v = serde_json::to_value(doc).unwrap_or_else(|_| json!({}));
+    let schemas = v.pointer("/components/schemas").cloned().unwrap_or_else(|| json!({}));
     if let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             let Some(item) = item.as_object_mut() else { continue };
@@ -55,6 +56,7 @@ pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
                     continue;
                 }
                 document_operation(path, method, op);
+                optional_body(op, &schemas);
             }
         }
         add_links(paths);
@@ -118,6 +120,25 @@ fn add_links(paths: &mut serde_json::Map<String, Value>) {
 
 fn params_of(path: &str) -> Vec<String> {
     path.split('{').skip(1).filter_map(|s| s.split_once('}').map(|(p, _)| p.to_string())).collect()
+}
+
+/// A JSON body whose schema requires no field may be left out: the server reads an empty body
+/// as `{}` (`extract::parse_json`), so the document says the body is optional.
+fn optional_body(op: &mut Value, schemas: &Value) {
+    let Some(schema) = op.pointer("/requestBody/content/application~1json/schema") else { return };
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => r.strip_prefix("#/components/schemas/").and_then(|name| schemas.get(name)),
+        None => Some(schema),
+    };
+    let Some(schema) = schema else { return };
+    let object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.get("properties").is_some();
+    let requires = schema.get("required").and_then(Value::as_array).is_some_and(|r| !r.is_empty());
+    if object
+        && !requires
+        && let Some(body) = op.get_mut("requestBody").and_then(Value::as_object_mut)
+    {
+        body.insert("required".into(), json!(false));
+    }
 }
 
 fn error_response(description: &str) -> Value {
@@ -203,6 +224,10 @@ mod tests {
         let item = &page["properties"]["data"]["items"];
         assert_eq!(item["properties"]["status"]["$ref"], "#/components/schemas/Status", "{page}");
         assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
+        // A body without required fields may be left out (read as `{}`); one with them may not.
+        assert_eq!(doc["paths"]["/v4/account/cancel"]["post"]["requestBody"]["required"], false);
+        let rules = &doc["paths"]["/v4/networking/firewalls/{firewall_id}/rules"]["put"]["requestBody"];
+        assert_eq!(rules["required"], true);
         // Creates link to the operations on what they made.
         let links = &doc["paths"]["/v4/nodebalancers/{nodebalancer_id}/configs"]["post"]["responses"]["200"]["links"];
         assert_eq!(

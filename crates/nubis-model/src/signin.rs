@@ -68,7 +68,9 @@ pub struct ChildAccount {
     pub balance_uninvoiced: i64,
     pub billing_source: &'static str,
     pub capabilities: Vec<&'static str>,
-    pub credit_card: Option<serde_json::Value>,
+    /// Child-account users cannot add payment methods (billing writes are refused to them), so
+    /// a child account has no card: both fields are null.
+    pub credit_card: crate::billing::CreditCardSummary,
     pub active_since: Timestamp,
 }
 

@@ -11,9 +11,10 @@ use nubis_app::billing::methods::{CardInput, PaymentMethodCreate};
 use nubis_app::billing::payments::{PaymentCreate, PaypalExecute, PaypalStage};
 use nubis_app::billing::promo::PromoCodeAdd;
 use nubis_model::billing::{
-    AccountSettings, AccountView, Availability, INVOICE_FILTERABLE, INVOICE_ITEM_FILTERABLE, Invoice,
-    PAYMENT_FILTERABLE, PAYMENT_METHOD_FILTERABLE, Payment, PaymentMethod, Promotion,
+    AccountSettings, AccountView, Availability, INVOICE_FILTERABLE, INVOICE_ITEM_FILTERABLE, Invoice, InvoiceItem,
+    Maintenance, Notification, PAYMENT_FILTERABLE, PAYMENT_METHOD_FILTERABLE, Payment, PaymentMethod, Promotion,
 };
+use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -64,7 +65,7 @@ async fn account_update(
     Ok(Json(app.account_update(&actor, body).await?))
 }
 
-#[utoipa::path(get, path = "/v4/account/availability", tag = "account", responses((status = 200, description = "A page of regions with the services available and unavailable")))]
+#[utoipa::path(get, path = "/v4/account/availability", tag = "account", responses((status = 200, description = "A page of regions with the services available and unavailable", body = Page<Availability>)))]
 async fn account_availability_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     Ok(Json(app.account_availability_list(&actor, q.page).await?).into_response())
 }
@@ -133,7 +134,7 @@ async fn credit_card_add(
     Ok(r)
 }
 
-#[utoipa::path(get, path = "/v4/account/payment-methods", tag = "account", responses((status = 200, description = "A page of active payment methods")))]
+#[utoipa::path(get, path = "/v4/account/payment-methods", tag = "account", responses((status = 200, description = "A page of active payment methods", body = Page<PaymentMethod>)))]
 async fn payment_method_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, PAYMENT_METHOD_FILTERABLE)?;
     Ok(Json(app.payment_method_list(&actor, &filter, q.page).await?).into_response())
@@ -177,7 +178,7 @@ async fn payment_method_make_default(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/account/payments", tag = "account", responses((status = 200, description = "A page of payments, newest first")))]
+#[utoipa::path(get, path = "/v4/account/payments", tag = "account", responses((status = 200, description = "A page of payments, newest first", body = Page<Payment>)))]
 async fn payment_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, PAYMENT_FILTERABLE)?;
     Ok(Json(app.payment_list(&actor, &filter, q.page).await?).into_response())
@@ -217,7 +218,7 @@ async fn paypal_execute(
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/account/invoices", tag = "account", responses((status = 200, description = "A page of invoices, newest first")))]
+#[utoipa::path(get, path = "/v4/account/invoices", tag = "account", responses((status = 200, description = "A page of invoices, newest first", body = Page<Invoice>)))]
 async fn invoice_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, INVOICE_FILTERABLE)?;
     Ok(Json(app.invoice_list(&actor, &filter, q.page).await?).into_response())
@@ -228,7 +229,7 @@ async fn invoice_get(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i
     Ok(Json(app.invoice_get(&actor, id).await?))
 }
 
-#[utoipa::path(get, path = "/v4/account/invoices/{invoice_id}/items", tag = "account", params(("invoice_id" = i64, Path)), responses((status = 200, description = "A page of the invoice's items")))]
+#[utoipa::path(get, path = "/v4/account/invoices/{invoice_id}/items", tag = "account", params(("invoice_id" = i64, Path)), responses((status = 200, description = "A page of the invoice's items", body = Page<InvoiceItem>)))]
 async fn invoice_item_list(
     State(app): State<App>,
     actor: Auth,
@@ -239,13 +240,13 @@ async fn invoice_item_list(
     Ok(Json(app.invoice_item_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
-#[utoipa::path(get, path = "/v4/account/maintenance", tag = "account", responses((status = 200, description = "A page of maintenance windows")))]
+#[utoipa::path(get, path = "/v4/account/maintenance", tag = "account", responses((status = 200, description = "A page of maintenance windows", body = Page<Maintenance>)))]
 async fn maintenance_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, MAINTENANCE_FILTERABLE)?;
     Ok(Json(app.maintenance_list(&actor, &filter, q.page).await?).into_response())
 }
 
-#[utoipa::path(get, path = "/v4/account/notifications", tag = "account", responses((status = 200, description = "A page of notifications")))]
+#[utoipa::path(get, path = "/v4/account/notifications", tag = "account", responses((status = 200, description = "A page of notifications", body = Page<Notification>)))]
 async fn notification_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     Ok(Json(app.notification_list(&actor, q.page).await?).into_response())
 }

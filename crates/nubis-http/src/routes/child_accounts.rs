@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
+use nubis_model::page::Page;
 use nubis_model::signin::{CHILD_ACCOUNT_FILTERABLE, ChildAccount, ProxyUserToken};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,7 +20,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(child_account_token))
 }
 
-#[utoipa::path(get, path = "/v4/account/child-accounts", tag = "account", responses((status = 200, description = "A page of child accounts")))]
+#[utoipa::path(get, path = "/v4/account/child-accounts", tag = "account", responses((status = 200, description = "A page of child accounts", body = Page<ChildAccount>)))]
 async fn child_account_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, CHILD_ACCOUNT_FILTERABLE)?;
     Ok(Json(app.child_account_list(&actor, &filter, q.page).await?).into_response())

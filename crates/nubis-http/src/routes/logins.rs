@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
+use nubis_model::page::Page;
 use nubis_model::signin::{LOGIN_FILTERABLE, Login};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,7 +20,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(profile_logins))
 }
 
-#[utoipa::path(get, path = "/v4/account/logins", tag = "account", responses((status = 200, description = "A page of successful logins of the last 90 days, newest first")))]
+#[utoipa::path(get, path = "/v4/account/logins", tag = "account", responses((status = 200, description = "A page of successful logins of the last 90 days, newest first", body = Page<Login>)))]
 async fn account_login_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, LOGIN_FILTERABLE)?;
     Ok(Json(app.account_login_list(&actor, &filter, q.page).await?).into_response())
@@ -30,7 +31,7 @@ async fn account_login_get(State(app): State<App>, actor: Auth, ApiPath(id): Api
     Ok(Json(app.account_login_get(&actor, id).await?))
 }
 
-#[utoipa::path(get, path = "/v4/profile/logins", tag = "profile", responses((status = 200, description = "A page of the caller's successful logins")))]
+#[utoipa::path(get, path = "/v4/profile/logins", tag = "profile", responses((status = 200, description = "A page of the caller's successful logins", body = Page<Login>)))]
 async fn profile_logins(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, LOGIN_FILTERABLE)?;
     Ok(Json(app.profile_logins(&actor, &filter, q.page).await?).into_response())

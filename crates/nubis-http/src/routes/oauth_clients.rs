@@ -7,6 +7,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::oauth_clients::{ClientCreate, ClientUpdate};
+use nubis_model::page::Page;
 use nubis_model::signin::{CLIENT_FILTERABLE, OAuthClient};
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
@@ -25,7 +26,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(oauth_client_thumbnail_get, oauth_client_thumbnail_update))
 }
 
-#[utoipa::path(get, path = "/v4/account/oauth-clients", tag = "account", responses((status = 200, description = "A page of OAuth clients")))]
+#[utoipa::path(get, path = "/v4/account/oauth-clients", tag = "account", responses((status = 200, description = "A page of OAuth clients", body = Page<OAuthClient>)))]
 async fn oauth_client_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, CLIENT_FILTERABLE)?;
     Ok(Json(app.oauth_client_list(&actor, &filter, q.page).await?).into_response())

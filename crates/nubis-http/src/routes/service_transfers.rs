@@ -8,6 +8,7 @@ use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::service_transfer::{TransferCreate, Via};
+use nubis_model::page::Page;
 use nubis_model::service_transfer::{SERVICE_TRANSFER_FILTERABLE, ServiceTransfer};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -46,7 +47,7 @@ fn deprecated<T: IntoResponse>(r: ApiResult<T>) -> Response {
     r
 }
 
-#[utoipa::path(get, path = "/v4/account/service-transfers", tag = "account", responses((status = 200, description = "A page of the transfers the account created or accepted")))]
+#[utoipa::path(get, path = "/v4/account/service-transfers", tag = "account", responses((status = 200, description = "A page of the transfers the account created or accepted", body = Page<ServiceTransfer>)))]
 async fn service_transfer_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     list(&app, &actor, Via::Service, &q).await
 }
@@ -89,7 +90,7 @@ async fn service_transfer_accept(
     Ok(empty().into_response())
 }
 
-#[utoipa::path(get, path = "/v4/account/entity-transfers", tag = "account", responses((status = 200, description = "Deprecated: use GET /v4/account/service-transfers")))]
+#[utoipa::path(get, path = "/v4/account/entity-transfers", tag = "account", responses((status = 200, description = "Deprecated: use GET /v4/account/service-transfers", body = Page<ServiceTransfer>)))]
 #[deprecated]
 async fn entity_transfer_list(State(app): State<App>, actor: Auth, q: ListQuery) -> Response {
     deprecated(list(&app, &actor, Via::Entity, &q).await)
