@@ -64,8 +64,10 @@ def private_config() -> str:
     """The configuration with address pools of this server's own (balancer addresses in
     127.160-219.x.x, private addresses in a random /26 of 192.168/16), so that listeners and back
     ends of servers running at once do not collide."""
-    n = secrets.randbelow(60 * 256)
+    n = secrets.randbelow(59 * 256)
     a, b = 160 + n // 256, n % 256
+    if a >= 168:
+        a += 1  # 127.168.0.0/16 is where private addresses are reached; no public pool may overlap it
     x, q = secrets.randbelow(256), secrets.randbelow(4)
     caps = '"Linodes", "NodeBalancers", "VPCs", "Cloud Firewall", "Vlans"'
     regions = "".join(
@@ -117,8 +119,9 @@ class Nubis:
             if time.time() > deadline:
                 break
         if self.addr is None or not self.addr.startswith("127."):
+            log = self.server_log()
             self.stop()
-            raise RuntimeError(f"nubis did not start on 127.0.0.1:\n{self.server_log()}")
+            raise RuntimeError(f"nubis did not start on 127.0.0.1:\n{log}")
         # Keep draining stdout so the server never blocks on a full pipe.
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
         self.base_url = f"http://{self.addr}/v4"
