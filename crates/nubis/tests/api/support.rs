@@ -50,6 +50,18 @@ async fn fresh_database(dir: &std::path::Path) -> String {
     }
 }
 
+fn drop_database(base: &str, name: &str) {
+    use sqlx::Connection;
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    rt.block_on(async {
+        if let Ok(mut conn) = sqlx::postgres::PgConnection::connect(base).await {
+            let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+            let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut conn).await;
+            let _ = conn.close().await;
+        }
+    });
+}
+
 pub fn on_postgres() -> bool {
     std::env::var("TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty())
 }
@@ -77,6 +89,8 @@ pub struct TestServer {
     pub token: String,
     pub dir: PathBuf,
     pub database: String,
+    /// The PostgreSQL database this server created and drops when it is dropped.
+    owned_pg: Option<(String, String)>,
     /// What the server printed on standard output before it listened.
     pub startup: Vec<String>,
     child: Option<Child>,
@@ -110,9 +124,16 @@ impl TestServer {
         let dir = std::env::temp_dir().join(unique("nubis-test-"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.toml"), &opts.config).unwrap();
+        let fresh = opts.database.is_none();
         let database = match opts.database {
             Some(d) => d,
             None => fresh_database(&dir).await,
+        };
+        let owned_pg = match std::env::var("TEST_DATABASE_URL") {
+            Ok(base) if fresh && database.starts_with("postgres") => {
+                database.rsplit_once('/').map(|(_, name)| (base, name.to_string()))
+            }
+            _ => None,
         };
         let token = unique("bootstrap-token-");
         let mut s = TestServer {
@@ -121,6 +142,7 @@ impl TestServer {
             token,
             dir,
             database,
+            owned_pg,
             startup: Vec::new(),
             child: None,
             config: opts.config,
@@ -238,6 +260,10 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         self.kill9();
         let _ = std::fs::remove_dir_all(&self.dir);
+        // A database per test adds up to gigabytes over the suite: drop it with the server.
+        if let Some((base, name)) = self.owned_pg.take() {
+            let _ = std::thread::spawn(move || drop_database(&base, &name)).join();
+        }
     }
 }
 
