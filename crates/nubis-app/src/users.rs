@@ -108,19 +108,20 @@ impl App {
     ) -> Result<nubis_model::page::Page<User>> {
         self.authorize(actor, Op::UserList).await?;
         let (rows, results) = self.store.users_page(actor.account_id, filter, page.page, page.page_size).await?;
-        let rows = self.with_last_login(actor.account_id, rows).await?;
+        let rows = self.with_last_login(rows).await?;
         Ok(nubis_model::page::Page::new(rows, page, results))
     }
 
     pub async fn user_get(&self, actor: &Actor, username: &str) -> Result<User> {
         self.authorize(actor, Op::UserGet).await?;
         let user = self.account_user(actor, username).await?;
-        Ok(self.with_last_login(actor.account_id, vec![user]).await?.remove(0))
+        Ok(self.with_last_login(vec![user]).await?.remove(0))
     }
 
     /// Fills `last_login`: each user's latest sign-in attempt (null when none).
-    async fn with_last_login(&self, account_id: i64, mut users: Vec<User>) -> Result<Vec<User>> {
-        let latest = self.store.logins_latest_of_account(account_id).await?;
+    async fn with_last_login(&self, mut users: Vec<User>) -> Result<Vec<User>> {
+        let ids: Vec<i64> = users.iter().map(|u| u.id).collect();
+        let latest = self.store.logins_latest_of_users(&ids).await?;
         for u in &mut users {
             u.last_login = latest
                 .iter()

@@ -182,3 +182,19 @@ impl Store {
         rows.iter().map(ip).collect()
     }
 }
+
+impl Store {
+    /// Addresses of an account by their text, in id order.
+    pub async fn ips_by_addresses(&self, account_id: i64, addresses: &[String]) -> Result<Vec<IpRow>> {
+        if addresses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = crate::sql::Sql::new(&format!("SELECT {COLS} FROM ip_addresses WHERE account_id = "));
+        sql.bind(crate::sql::Val::I64(account_id));
+        sql.push(" AND address IN ");
+        crate::sql::push_strs(&mut sql, addresses);
+        sql.push(" ORDER BY id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(ip).collect()
+    }
+}

@@ -111,6 +111,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(10, "read_path", "0010_read_path.sql"),
     migration!(11, "transfers", "0011_transfers.sql"),
     migration!(12, "moved_rows", "0012_moved_rows.sql"),
+    migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
 ];
 
 impl Store {

@@ -126,16 +126,18 @@ impl Store {
         Ok((by_user, by_ip))
     }
 
-    /// The latest sign-in attempt of each user of an account: (user, time, status).
-    pub async fn logins_latest_of_account(&self, account_id: i64) -> Result<Vec<(i64, Timestamp, String)>> {
-        let rows = query(
-            "SELECT l.user_id, l.datetime, l.status FROM logins l \
-             JOIN (SELECT MAX(id) AS id FROM logins WHERE account_id = $1 AND user_id IS NOT NULL GROUP BY user_id) m \
-             ON m.id = l.id",
-        )
-        .bind(account_id)
-        .fetch_all(self.r())
-        .await?;
+    /// The latest sign-in attempt of each of some users: (user, time, status), read by key.
+    pub async fn logins_latest_of_users(&self, user_ids: &[i64]) -> Result<Vec<(i64, Timestamp, String)>> {
+        if user_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT l.user_id, l.datetime, l.status FROM logins l WHERE l.id IN \
+             (SELECT (SELECT MAX(m.id) FROM logins m WHERE m.user_id = u.id) FROM users u WHERE u.id IN ",
+        );
+        crate::sql::push_ids(&mut sql, user_ids);
+        sql.push(")");
+        let rows = sql.query().fetch_all(self.r()).await?;
         rows.iter().map(|r| Ok((r.i64("user_id")?, r.ts("datetime")?, r.str("status")?))).collect()
     }
 

@@ -175,10 +175,40 @@ impl Store {
                     .bind(account_id)
                     .fetch_all(self.r())
                     .await?;
-            rows.iter()
-                .map(|r| Ok(ShareRow { instance_id: r.i64("instance_id")?, address: r.str("address")? }))
-                .collect()
+            rows.iter().map(share).collect()
         })
         .await
     }
+}
+
+impl Store {
+    /// The ranges of an account routed to an instance or starting at one of `starts`, in id order.
+    pub async fn ranges_of_instance(
+        &self,
+        account_id: i64,
+        instance_id: i64,
+        starts: &[String],
+    ) -> Result<Vec<RangeRow>> {
+        let mut sql = crate::sql::Sql::new(&format!("SELECT {COLS} FROM ipv6_ranges WHERE account_id = "));
+        sql.bind(crate::sql::Val::I64(account_id));
+        sql.push(" AND (instance_id = ").bind(crate::sql::Val::I64(instance_id));
+        sql.push(" OR range_start IN ");
+        crate::sql::push_strs(&mut sql, starts);
+        sql.push(") ORDER BY id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(range).collect()
+    }
+
+    /// What is shared with some instances.
+    pub async fn shares_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<ShareRow>> {
+        let mut sql = crate::sql::Sql::new("SELECT instance_id, address FROM ip_shares WHERE instance_id IN ");
+        crate::sql::push_ids(&mut sql, instance_ids);
+        sql.push(" ORDER BY instance_id, address");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(share).collect()
+    }
+}
+
+fn share(r: &crate::db::Row) -> Result<ShareRow> {
+    Ok(ShareRow { instance_id: r.i64("instance_id")?, address: r.str("address")? })
 }

@@ -279,6 +279,21 @@ pub(crate) fn push_ids(sql: &mut Sql, ids: &[i64]) {
     sql.push(")");
 }
 
+/// Appends `($1, $2, ...)` binding `texts`; an empty slice gives `(NULL)`, which matches nothing.
+pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
+    sql.push("(");
+    if texts.is_empty() {
+        sql.push("NULL");
+    }
+    for (i, t) in texts.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.bind(Val::Str(t.clone()));
+    }
+    sql.push(")");
+}
+
 impl crate::Store {
     /// One page of a list and the number of rows the whole list has.
     pub(crate) async fn fetch_page(

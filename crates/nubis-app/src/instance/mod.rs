@@ -243,7 +243,7 @@ impl App {
     pub async fn instance_ips_list(&self, actor: &Actor, id: i64) -> Result<InstanceIps> {
         self.authorize(actor, Op::InstanceIpsList).await?;
         let i = self.own_instance(actor, Op::InstanceIpsList, id).await?;
-        Ok(self.address_book(actor.account_id).await?.instance_ips(&i))
+        Ok(self.address_book_of_instance(&i).await?.instance_ips(&i))
     }
 
     /// `GET .../firewalls`: the firewalls the instance is a device of (enabled or not) that the

@@ -59,8 +59,7 @@ impl App {
     /// the grant `op` needs on its instance.
     async fn own_ip(&self, actor: &Actor, op: Op, address: &str) -> Result<IpRow> {
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ips = self.store.ips_of_account(actor.account_id).await?;
-        let ip = ips.iter().find(|i| i.address == canonical).cloned().ok_or(Error::NotFound)?;
+        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop().ok_or(Error::NotFound)?;
         self.authorize_entity(actor, op, ip.instance_id).await?;
         Ok(ip)
     }
@@ -69,7 +68,7 @@ impl App {
     pub async fn ip_get(&self, actor: &Actor, address: &str) -> Result<IpAddress> {
         self.authorize(actor, Op::IpGet).await?;
         let ip = self.own_ip(actor, Op::IpGet, address).await?;
-        Ok(self.address_book(actor.account_id).await?.record(&ip, false))
+        Ok(self.address_book_of_ips(std::slice::from_ref(&ip)).await?.record(&ip, false))
     }
 
     /// `GET /v4/compute/instances/{instance_id}/ips/{address}`: an address the instance owns.
@@ -77,10 +76,9 @@ impl App {
         self.authorize(actor, Op::InstanceIpGet).await?;
         self.own_instance(actor, Op::InstanceIpGet, instance_id).await?;
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let book = self.address_book(actor.account_id).await?;
-        let ip =
-            book.ips.iter().find(|i| i.address == canonical && i.instance_id == instance_id).ok_or(Error::NotFound)?;
-        Ok(book.record(ip, false))
+        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        let ip = ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)?;
+        Ok(self.address_book_of_ips(std::slice::from_ref(&ip)).await?.record(&ip, false))
     }
 
     /// `POST /v4/networking/ips`.
@@ -147,7 +145,7 @@ impl App {
             Ok(a)
         })
         .await?;
-        Ok(self.address_book(actor.account_id).await?.record(&row, false))
+        Ok(self.address_book_of_ips(std::slice::from_ref(&row)).await?.record(&row, false))
     }
 }
 

@@ -117,7 +117,7 @@ impl App {
             Ok(row)
         })
         .await?;
-        Ok(self.address_book(actor.account_id).await?.record(&row, false))
+        Ok(self.address_book_of_ips(std::slice::from_ref(&row)).await?.record(&row, false))
     }
 
     /// `DELETE /v4/compute/instances/{instance_id}/ips/{address}`: removes an IPv4 address.

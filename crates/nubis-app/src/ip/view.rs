@@ -43,6 +43,52 @@ impl App {
         })
     }
 
+    /// What the records of these addresses are built from, read by key: the VPC interfaces
+    /// that use them as 1:1 NAT.
+    pub(crate) async fn address_book_of_ips(&self, ips: &[IpRow]) -> Result<AddressBook<'_>> {
+        let addresses: Vec<String> = ips.iter().map(|i| i.address.clone()).collect();
+        Ok(AddressBook {
+            app: self,
+            ips: Arc::new(ips.to_vec()),
+            interfaces: Arc::new(self.store.interfaces_with_nat_in(&addresses).await?),
+            ranges: Arc::default(),
+            shares: Arc::default(),
+            instances: Arc::default(),
+            vpcs: VpcWorld::new(&[], &[], &[]),
+        })
+    }
+
+    /// What one instance's address set is built from, read by key: its addresses and
+    /// interfaces, what is shared with it, its ranges and the subnets its VPC interfaces use.
+    pub(crate) async fn address_book_of_instance(&self, inst: &InstanceRow) -> Result<AddressBook<'_>> {
+        let own = self.store.ips_of_instances(&[inst.id]).await?;
+        let shares = self.store.shares_of_instances(&[inst.id]).await?;
+        let shared: Vec<String> = shares.iter().map(|s| s.address.clone()).collect();
+        let mut ips = own;
+        ips.extend(
+            self.store
+                .ips_by_addresses(inst.account_id, &shared)
+                .await?
+                .into_iter()
+                .filter(|i| i.instance_id != inst.id),
+        );
+        let ranges = self.store.ranges_of_instance(inst.account_id, inst.id, &shared).await?;
+        let own_interfaces = self.store.interfaces_of_instances(&[inst.id]).await?;
+        let subnet_ids: Vec<i64> = own_interfaces.iter().filter_map(|f| f.subnet_id).collect();
+        let subnets = self.store.subnets_by_ids(&subnet_ids).await?;
+        let vpcs = VpcWorld::new(&subnets, &own_interfaces, std::slice::from_ref(inst));
+        let addresses: Vec<String> = ips.iter().map(|i| i.address.clone()).collect();
+        Ok(AddressBook {
+            app: self,
+            ips: Arc::new(ips),
+            interfaces: Arc::new(self.store.interfaces_with_nat_in(&addresses).await?),
+            ranges: Arc::new(ranges),
+            shares: Arc::new(shares),
+            instances: Arc::new(vec![inst.clone()]),
+            vpcs,
+        })
+    }
+
     /// The reverse name a public IPv4 address has until one is set: `127-10-0-5.ip.nubis.test`.
     pub(crate) fn default_rdns(&self, address: &str) -> String {
         let suffix = self.config.dns.default_rdns_suffix.as_deref().unwrap_or(DEFAULT_RDNS_SUFFIX);
