@@ -52,9 +52,9 @@ pub struct IpRow {
     pub created: Timestamp,
 }
 
-const COLS: &str = "id, address, v4, kind, public, account_id, region, instance_id, rdns, created";
+pub(crate) const COLS: &str = "id, address, v4, kind, public, account_id, region, instance_id, rdns, created";
 
-fn ip(r: &Row) -> Result<IpRow> {
+pub(crate) fn ip(r: &Row) -> Result<IpRow> {
     Ok(IpRow {
         id: r.i64("id")?,
         address: r.str("address")?,

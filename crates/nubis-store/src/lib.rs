@@ -22,6 +22,7 @@ pub mod firewalls;
 pub mod grants;
 pub mod instances;
 pub mod interfaces;
+pub mod ip_list;
 pub mod ips;
 pub mod logins;
 pub mod nodebalancers;

@@ -25,9 +25,9 @@ pub struct RangeRow {
     pub created: Timestamp,
 }
 
-const COLS: &str = "id, range_start, prefix, account_id, region, instance_id, route_target, created";
+pub(crate) const COLS: &str = "id, range_start, prefix, account_id, region, instance_id, route_target, created";
 
-fn range(r: &Row) -> Result<RangeRow> {
+pub(crate) fn range(r: &Row) -> Result<RangeRow> {
     Ok(RangeRow {
         id: r.i64("id")?,
         range_start: r.str("range_start")?,

@@ -11,6 +11,7 @@ use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::ip::IpAddress;
 use nubis_model::{Error, Problems, Result};
 use nubis_store::instances::InstanceRow;
+use nubis_store::ip_list::{IpListed, IpListing};
 use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -39,20 +40,35 @@ pub struct IpAllocate {
 
 impl App {
     /// `GET /v4/networking/ips`: public IPv4, SLAAC addresses and ranges of the instances the
-    /// actor may see (private and link-local addresses are not listed).
-    pub async fn ip_list(&self, actor: &Actor, skip_ipv6_rdns: bool) -> Result<Vec<IpAddress>> {
+    /// actor may see (private and link-local addresses are not listed), one page read in SQL.
+    pub async fn ip_list(
+        &self,
+        actor: &Actor,
+        skip_ipv6_rdns: bool,
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<IpAddress>> {
         self.authorize(actor, Op::IpList).await?;
-        let book = self.address_book(actor.account_id).await?;
-        let visible: Vec<i64> =
-            self.visible(actor, GrantKind::Instance, book.instances.iter().map(|i| i.id).collect(), |i| *i).await?;
-        let mut out: Vec<IpAddress> = book
-            .ips
+        let public_prefixes: Vec<(String, i64)> =
+            self.catalog.regions.iter().map(|r| (r.view.id.clone(), i64::from(r.public_prefix))).collect();
+        let suffix = self.config.dns.default_rdns_suffix.as_deref().unwrap_or(view::DEFAULT_RDNS_SUFFIX);
+        let listing =
+            IpListing { public_prefixes: &public_prefixes, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
+        let (rows, results) = self
+            .store
+            .ips_page(actor.account_id, Self::grant_user(actor), &listing, filter, page.page, page.page_size)
+            .await?;
+        let ips: Vec<IpRow> =
+            rows.iter().filter_map(|r| if let IpListed::Ip(i) = r { Some(i.clone()) } else { None }).collect();
+        let book = self.address_book_of_ips(&ips).await?;
+        let out = rows
             .iter()
-            .filter(|i| i.public && visible.contains(&i.instance_id))
-            .map(|i| book.record(i, skip_ipv6_rdns))
+            .map(|r| match r {
+                IpListed::Ip(i) => book.record(i, skip_ipv6_rdns),
+                IpListed::Range(r) => book.range_record(r),
+            })
             .collect();
-        out.extend(book.ranges.iter().filter(|r| visible.contains(&r.instance_id)).map(|r| book.range_record(r)));
-        Ok(out)
+        Ok(nubis_model::page::Page::new(out, page, results))
     }
 
     /// An address of the actor's account by its text (any spelling of it), checked against

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::Uri;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::Op;
 use nubis_app::ip::{IpAllocate, IpAssign, IpShare, IpUpdate};
@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery, query_flag};
-use crate::list::page_of;
+use crate::list::filter_of;
 use crate::routes::empty;
 
 pub fn router() -> OpenApiRouter<ApiState> {
@@ -31,7 +31,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
 #[utoipa::path(get, path = "/v4/networking/ips", tag = "networking", params(("skip_ipv6_rdns" = Option<bool>, Query, description = "When true, rdns of IPv6 addresses is null")), responses((status = 200, description = "A page of the account's addresses, private ones excluded", body = Page<IpAddress>)))]
 async fn ip_list(State(app): State<App>, actor: Auth, uri: Uri, q: ListQuery) -> ApiResult<Response> {
     let skip = query_flag(uri.query(), "skip_ipv6_rdns")?;
-    page_of(&app.ip_list(&actor, skip).await?, &q, IP_FILTERABLE)
+    let filter = filter_of(&q, IP_FILTERABLE)?;
+    Ok(Json(app.ip_list(&actor, skip, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/networking/ips", tag = "networking", request_body = IpAllocate, responses((status = 200, body = IpAddress)))]

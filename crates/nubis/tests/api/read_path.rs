@@ -263,3 +263,41 @@ async fn instance_lists_filter_on_addresses_and_tags_in_sql() {
     let one = api.get(&format!("/compute/instances/{}", made[2]["id"])).await;
     assert_eq!(one.ok()["ipv4"], made[2]["ipv4"]);
 }
+
+#[tokio::test]
+async fn the_address_list_is_paged_filtered_and_counted_in_sql_with_its_derived_fields() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut made = Vec::new();
+    for i in 0..3 {
+        let extra = json!({"label": format!("ips-{i}"), "booted": false});
+        made.push(crate::instances::create_instance(&api, "us-east", extra).await);
+    }
+    let range = api.post("/networking/ipv6/ranges", json!({"instance_id": made[0]["id"], "prefix_length": 64})).await;
+    range.ok();
+    // Three public IPv4, three SLAAC and one range; a page past the end still counts all seven.
+    let all = api.get("/networking/ips?page_size=500").await.ok().clone();
+    assert_eq!(all["results"], 7, "{all}");
+    let p2 = api.get("/networking/ips?page=2&page_size=25").await.ok().clone();
+    assert_eq!((p2["results"].as_i64(), p2["data"].as_array().map(Vec::len)), (Some(7), Some(0)), "{p2}");
+    // prefix, type and rdns are filtered as the records show them (pool prefix, default name).
+    let v4 = &all["data"].as_array().unwrap().iter().find(|a| a["type"] == "ipv4").unwrap().clone();
+    let by_prefix = api.get_filtered("/networking/ips", &format!(r#"{{"prefix": {}}}"#, v4["prefix"])).await;
+    let prefixed = by_prefix.ok()["data"].as_array().unwrap();
+    assert!(!prefixed.is_empty() && prefixed.iter().all(|a| a["prefix"] == v4["prefix"]), "{prefixed:?}");
+    let by_rdns = api.get_filtered("/networking/ips", &format!(r#"{{"rdns": {}}}"#, v4["rdns"])).await;
+    assert_eq!(by_rdns.ok()["data"][0]["address"], v4["address"]);
+    assert_eq!(by_rdns.body["results"], 1);
+    let ranges = api.get_filtered("/networking/ips", r#"{"type": "ipv6/range"}"#).await;
+    assert_eq!(ranges.ok()["results"], 1);
+    assert_eq!(ranges.body["data"][0]["instance_id"], made[0]["id"]);
+    let one = api.get_filtered("/networking/ips", &format!(r#"{{"instance_id": {}}}"#, made[1]["id"])).await;
+    assert_eq!(one.ok()["results"], 2);
+    let ordered = api.get_filtered("/networking/ips", r#"{"+order_by": "address", "+order": "desc"}"#).await;
+    let addrs: Vec<&str> =
+        ordered.ok()["data"].as_array().unwrap().iter().map(|a| a["address"].as_str().unwrap()).collect();
+    let mut sorted = addrs.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(addrs, sorted);
+    api.get_filtered("/networking/ips", r#"{"gateway": "x"}"#).await.expect_error(400, "X-Filter");
+}

@@ -1,0 +1,139 @@
+//! The account's address list (`GET /v4/networking/ips`): public IPv4 and SLAAC addresses and
+//! IPv6 ranges in one page, paged, filtered and counted in SQL over a union of the two tables.
+
+use nubis_model::Result;
+use nubis_model::filter::Filter;
+
+use crate::Store;
+use crate::ips::IpRow;
+use crate::ranges::RangeRow;
+use crate::rows::RowExt;
+use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_ids, push_order, push_page};
+
+/// What the list's derived fields are computed from.
+pub struct IpListing<'a> {
+    /// The subnet prefix of each region's public pool (`prefix` of a public IPv4 address).
+    pub public_prefixes: &'a [(String, i64)],
+    /// `.ip.nubis.test`: appended to the dashed address for the default reverse name.
+    pub rdns_suffix: &'a str,
+}
+
+/// One entry of the list.
+#[derive(Debug, Clone)]
+pub enum IpListed {
+    Ip(IpRow),
+    Range(RangeRow),
+}
+
+const COLS: &[Column] = &[
+    Column { path: "address", expr: "x.address", kind: ColKind::Text },
+    Column { path: "prefix", expr: "x.prefix", kind: ColKind::Int },
+    Column { path: "type", expr: "x.type", kind: ColKind::Text },
+    Column { path: "rdns", expr: "x.rdns", kind: ColKind::Text },
+    Column { path: "region", expr: "x.region", kind: ColKind::Text },
+    Column { path: "instance_id", expr: "x.instance_id", kind: ColKind::Int },
+    Column { path: "public", expr: "x.public", kind: ColKind::Bool },
+];
+
+/// `FROM (<addresses> UNION ALL <ranges>) x WHERE <visible>`.
+fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
+    sql.push(
+        " FROM (SELECT 0 AS src, a.id, a.address, \
+         CASE WHEN a.kind = 'ipv4' THEN 'ipv4' ELSE 'ipv6' END AS type, CASE WHEN a.kind = 'ipv4' THEN ",
+    );
+    if l.public_prefixes.is_empty() {
+        sql.push("32");
+    } else {
+        sql.push("CASE a.region");
+        for (region, prefix) in l.public_prefixes {
+            sql.push(" WHEN ").bind(Val::Str(region.clone()));
+            sql.push(" THEN ").bind(Val::I64(*prefix));
+        }
+        sql.push(" ELSE 32 END");
+    }
+    sql.push(
+        " ELSE 64 END AS prefix, COALESCE(a.rdns, CASE WHEN a.kind = 'ipv4' THEN replace(a.address, '.', '-') || ",
+    );
+    sql.bind(Val::Str(l.rdns_suffix.to_string()));
+    sql.push(" END) AS rdns, a.region, a.instance_id, a.public FROM ip_addresses a WHERE a.public AND a.account_id = ");
+    sql.bind(Val::I64(account_id));
+    sql.push(
+        " UNION ALL SELECT 1 AS src, r.id, r.range_start AS address, 'ipv6/range' AS type, r.prefix, NULL AS rdns, \
+         r.region, r.instance_id, TRUE AS public FROM ipv6_ranges r WHERE r.account_id = ",
+    );
+    sql.bind(Val::I64(account_id));
+    sql.push(") x WHERE 1 = 1");
+    if let Some(user) = grant_user {
+        sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ").bind(Val::I64(user));
+        sql.push(" AND g.kind = 'instance' AND g.entity_id = x.instance_id)");
+    }
+}
+
+impl Store {
+    /// One page of an account's listed addresses (only of instances `grant_user` holds a grant
+    /// on, when given) and the number of entries the whole list has.
+    pub async fn ips_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        l: &IpListing<'_>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<IpListed>, u64)> {
+        let mut sql = Sql::new("SELECT x.src, x.id");
+        push_from(&mut sql, l, account_id, grant_user);
+        push_filter(&mut sql, self.backend(), COLS, filter)?;
+        push_order(&mut sql, COLS, filter, "x.src, x.id")?;
+        push_page(&mut sql, page, page_size);
+        let keys = sql.query().fetch_all(self.r()).await?;
+        let keys: Vec<(i64, i64)> = keys.iter().map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect::<Result<_>>()?;
+
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let total = if !keys.is_empty() && (keys.len() as u64) < page_size {
+            offset + keys.len() as u64
+        } else if keys.is_empty() && page <= 1 {
+            0
+        } else {
+            let mut count = Sql::new("SELECT COUNT(*)");
+            push_from(&mut count, l, account_id, grant_user);
+            push_filter(&mut count, self.backend(), COLS, filter)?;
+            count.query().fetch_i64(self.r()).await?.max(0) as u64
+        };
+
+        let ip_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 0).map(|k| k.1).collect();
+        let range_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 1).map(|k| k.1).collect();
+        let ips = self.ips_by_ids(&ip_ids).await?;
+        let ranges = self.ranges_by_ids(&range_ids).await?;
+        let listed = keys
+            .iter()
+            .filter_map(|(src, id)| match src {
+                0 => ips.iter().find(|i| i.id == *id).cloned().map(IpListed::Ip),
+                _ => ranges.iter().find(|r| r.id == *id).cloned().map(IpListed::Range),
+            })
+            .collect();
+        Ok((listed, total))
+    }
+
+    /// Some addresses by id.
+    async fn ips_by_ids(&self, ids: &[i64]) -> Result<Vec<IpRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!("SELECT {} FROM ip_addresses WHERE id IN ", crate::ips::COLS));
+        push_ids(&mut sql, ids);
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(crate::ips::ip).collect()
+    }
+
+    /// Some ranges by id.
+    async fn ranges_by_ids(&self, ids: &[i64]) -> Result<Vec<RangeRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!("SELECT {} FROM ipv6_ranges WHERE id IN ", crate::ranges::COLS));
+        push_ids(&mut sql, ids);
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(crate::ranges::range).collect()
+    }
+}
