@@ -37,14 +37,13 @@ impl App {
     /// `GET /v4/networking/ipv6/pools`: the pool of every region where the actor sees instances.
     pub async fn ipv6_pool_list(&self, actor: &Actor) -> Result<Vec<Ipv6Pool>> {
         self.authorize(actor, Op::Ipv6PoolList).await?;
-        let all = self.store.instances_of_account(actor.account_id).await?;
-        let visible = self.visible(actor, GrantKind::Instance, all.to_vec(), |i| i.id).await?;
-        let regions: BTreeSet<&str> = visible.iter().map(|i| i.region.as_str()).collect();
+        let ids: Vec<String> = self.catalog.regions.iter().map(|r| r.view.id.clone()).collect();
+        let regions = self.store.instance_regions(actor.account_id, Self::grant_user(actor), &ids).await?;
         Ok(self
             .catalog
             .regions
             .iter()
-            .filter(|r| regions.contains(r.view.id.as_str()))
+            .filter(|r| regions.contains(&r.view.id))
             .map(|r| Ipv6Pool {
                 range: r.ipv6_pool.network().to_string(),
                 prefix: i64::from(r.ipv6_pool.prefix_len()),
@@ -57,6 +56,7 @@ impl App {
     /// `GET /v4/networking/ipv6/ranges`.
     pub async fn ipv6_range_list(&self, actor: &Actor) -> Result<Vec<Ipv6Range>> {
         self.authorize(actor, Op::Ipv6RangeList).await?;
+        // At most one range per region: the list is bounded by the catalog, not the account.
         let ranges = self.store.ranges_of_account(actor.account_id).await?;
         let visible = self.visible(actor, GrantKind::Instance, ranges.to_vec(), |r| r.instance_id).await?;
         Ok(visible.iter().map(AddressBook::range).collect())

@@ -360,3 +360,30 @@ impl Store {
         Ok((rows.iter().map(instance).collect::<Result<_>>()?, total))
     }
 }
+
+impl Store {
+    /// Which of `regions` hold an instance of the account (one that `grant_user` holds a grant
+    /// on, when given): one indexed probe per region.
+    pub async fn instance_regions(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        regions: &[String],
+    ) -> Result<Vec<String>> {
+        use crate::sql::{Sql, Val};
+        let mut out = Vec::new();
+        for region in regions {
+            let mut sql = Sql::new("SELECT COUNT(*) FROM (SELECT 1 FROM instances i WHERE i.account_id = ");
+            sql.bind(Val::I64(account_id)).push(" AND i.region = ").bind(Val::Str(region.clone()));
+            if let Some(user) = grant_user {
+                sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.kind = 'instance' AND g.entity_id = i.id");
+                sql.push(" AND g.user_id = ").bind(Val::I64(user)).push(")");
+            }
+            sql.push(" LIMIT 1) x");
+            if sql.query().fetch_i64(self.r()).await? > 0 {
+                out.push(region.clone());
+            }
+        }
+        Ok(out)
+    }
+}

@@ -213,3 +213,108 @@ impl Store {
         rows.iter().map(interface).collect()
     }
 }
+
+/// A VLAN of an account: it exists while interfaces carry its label in its region.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VlanRow {
+    pub region: String,
+    pub label: String,
+    /// When its first interface was made.
+    pub created: Timestamp,
+}
+
+const VLAN_COLS: &[crate::sql::Column] = &[
+    crate::sql::Column { path: "label", expr: "x.label", kind: crate::sql::ColKind::Text },
+    crate::sql::Column { path: "region", expr: "x.region", kind: crate::sql::ColKind::Text },
+];
+
+/// `FROM (<VLANs of the account>) x WHERE <visible>`.
+fn push_vlans_from(sql: &mut crate::sql::Sql, account_id: i64, grant_user: Option<i64>) {
+    use crate::sql::Val;
+    sql.push(
+        " FROM (SELECT f.region, f.label, MIN(f.created) AS created FROM instance_interfaces f \
+         WHERE f.purpose = 'vlan' AND f.label IS NOT NULL AND f.account_id = ",
+    );
+    sql.bind(Val::I64(account_id));
+    sql.push(" GROUP BY f.region, f.label) x WHERE 1 = 1");
+    if let Some(user) = grant_user {
+        sql.push(
+            " AND EXISTS (SELECT 1 FROM instance_interfaces v JOIN grants g ON g.entity_id = v.instance_id \
+             AND g.kind = 'instance' WHERE v.purpose = 'vlan' AND v.region = x.region AND v.label = x.label \
+             AND v.account_id = ",
+        );
+        sql.bind(Val::I64(account_id)).push(" AND g.user_id = ").bind(Val::I64(user)).push(")");
+    }
+}
+
+impl Store {
+    /// One page of an account's VLANs (only those with an instance `grant_user` holds a grant
+    /// on, when given), oldest first unless the filter orders them, and how many there are.
+    pub async fn vlans_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        filter: &nubis_model::filter::Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<VlanRow>, u64)> {
+        use crate::sql::{Sql, push_filter, push_order, push_page};
+        let mut sql = Sql::new("SELECT x.region, x.label, x.created");
+        push_vlans_from(&mut sql, account_id, grant_user);
+        push_filter(&mut sql, self.backend(), VLAN_COLS, filter)?;
+        push_order(&mut sql, VLAN_COLS, filter, "x.created, x.region, x.label")?;
+        push_page(&mut sql, page, page_size);
+        let rows = sql.query().fetch_all(self.r()).await?;
+        let vlans: Vec<VlanRow> = rows
+            .iter()
+            .map(|r| Ok(VlanRow { region: r.str("region")?, label: r.str("label")?, created: r.ts("created")? }))
+            .collect::<Result<_>>()?;
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let total = if !vlans.is_empty() && (vlans.len() as u64) < page_size {
+            offset + vlans.len() as u64
+        } else if vlans.is_empty() && page <= 1 {
+            0
+        } else {
+            let mut count = Sql::new("SELECT COUNT(*)");
+            push_vlans_from(&mut count, account_id, grant_user);
+            push_filter(&mut count, self.backend(), VLAN_COLS, filter)?;
+            count.query().fetch_i64(self.r()).await?.max(0) as u64
+        };
+        Ok((vlans, total))
+    }
+
+    /// The instances on some VLANs of an account (only those `grant_user` holds a grant on, when
+    /// given): (region, label, instance id), by instance id.
+    pub async fn vlan_members(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        vlans: &[VlanRow],
+    ) -> Result<Vec<(String, String, i64)>> {
+        use crate::sql::{Sql, Val, push_strs};
+        if vlans.is_empty() {
+            return Ok(Vec::new());
+        }
+        let labels: Vec<String> = vlans.iter().map(|v| v.label.clone()).collect();
+        let mut sql = Sql::new(
+            "SELECT DISTINCT f.region, f.label, f.instance_id FROM instance_interfaces f \
+             WHERE f.purpose = 'vlan' AND f.account_id = ",
+        );
+        sql.bind(Val::I64(account_id)).push(" AND f.label IN ");
+        push_strs(&mut sql, &labels);
+        if let Some(user) = grant_user {
+            sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.kind = 'instance' AND g.entity_id = f.instance_id");
+            sql.push(" AND g.user_id = ").bind(Val::I64(user)).push(")");
+        }
+        sql.push(" ORDER BY f.instance_id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        let members = rows
+            .iter()
+            .map(|r| Ok((r.str("region")?, r.str("label")?, r.i64("instance_id")?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(members
+            .into_iter()
+            .filter(|(region, label, _)| vlans.iter().any(|v| &v.region == region && &v.label == label))
+            .collect())
+    }
+}

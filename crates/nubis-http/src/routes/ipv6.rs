@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::ipv6::Ipv6RangeCreate;
 use nubis_model::instance::{VLAN_FILTERABLE, Vlan};
@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
+use crate::list::{filter_of, page_of};
 use crate::routes::empty;
 
 pub fn router() -> OpenApiRouter<ApiState> {
@@ -67,5 +67,6 @@ async fn ipv6_range_delete(
 
 #[utoipa::path(get, path = "/v4/networking/vlans", tag = "networking", responses((status = 200, description = "A page of VLANs", body = Page<Vlan>)))]
 async fn vlan_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
-    page_of(&app.vlan_list(&actor).await?, &q, VLAN_FILTERABLE)
+    let filter = filter_of(&q, VLAN_FILTERABLE)?;
+    Ok(Json(app.vlan_list(&actor, &filter, q.page).await?).into_response())
 }
