@@ -55,8 +55,8 @@ fn validate(u: &ProfileUpdate) -> Result<()> {
 
 impl App {
     async fn own_user(&self, actor: &Actor) -> Result<nubis_model::account::User> {
-        let users = self.store.users_of_account(actor.account_id).await?;
-        users.iter().find(|u| u.id == actor.user_id).cloned().ok_or(Error::NotFound)
+        let user = self.store.user_by_id(actor.user_id).await?;
+        user.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
     }
 
     pub async fn profile_get(&self, actor: &Actor) -> Result<Profile> {

@@ -187,7 +187,7 @@ impl App {
         field: &str,
     ) -> Result<()> {
         let exists = match kind {
-            DeviceType::Instance => self.store.instances_of_account(actor.account_id).await?.iter().any(|i| i.id == id),
+            DeviceType::Instance => self.store.instance_get(actor.account_id, id).await?.is_some(),
             DeviceType::Nodebalancer => self.store.nodebalancer_ref(actor.account_id, id).await?.is_some(),
         };
         let access = if exists {

@@ -186,7 +186,9 @@ impl App {
     /// Restricted users need read_write on the VPC of every subnet they attach to. A subnet that
     /// does not exist (or that the user may not see) is a 400 on its field.
     pub(crate) async fn check_interface_access(&self, actor: &Actor, list: &[ValidInterface]) -> Result<()> {
-        let subnets = self.store.subnets_of_account(actor.account_id).await?;
+        let ids: Vec<i64> = list.iter().filter_map(|f| f.subnet_id).collect();
+        let subnets: Vec<_> =
+            self.store.subnets_by_ids(&ids).await?.into_iter().filter(|s| s.account_id == actor.account_id).collect();
         let mut p = Problems::new();
         for (i, f) in list.iter().enumerate() {
             let Some(sid) = f.subnet_id else { continue };

@@ -107,8 +107,7 @@ impl App {
         }
         p.finish()?;
         let id = input.instance_id.unwrap_or_default();
-        let all = self.store.instances_of_account(actor.account_id).await?;
-        let inst = all.iter().find(|i| i.id == id).cloned();
+        let inst = self.store.instance_get(actor.account_id, id).await?;
         let inst = match (inst, self.require_permission(actor, GrantKind::Instance, id, Permission::ReadWrite).await) {
             (Some(i), Ok(())) => i,
             (None, _) | (_, Err(Error::NotFound)) => return Err(Error::invalid("instance_id", "Instance not found")),

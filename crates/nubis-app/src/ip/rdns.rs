@@ -39,8 +39,7 @@ impl App {
     pub async fn ip_update(&self, actor: &Actor, address: &str, input: IpUpdate) -> Result<IpAddress> {
         self.authorize(actor, Op::IpUpdate).await?;
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ips = self.store.ips_of_account(actor.account_id).await?;
-        let ip = ips.iter().find(|i| i.address == canonical).cloned().ok_or(Error::NotFound)?;
+        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop().ok_or(Error::NotFound)?;
         self.authorize_entity(actor, Op::IpUpdate, ip.instance_id).await?;
         self.rdns_set(actor, &ip, input).await
     }
@@ -61,8 +60,8 @@ impl App {
 
     async fn instance_address(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpRow> {
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ips = self.store.ips_of_account(actor.account_id).await?;
-        ips.iter().find(|i| i.address == canonical && i.instance_id == instance_id).cloned().ok_or(Error::NotFound)
+        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)
     }
 
     async fn rdns_set(&self, actor: &Actor, ip: &IpRow, input: IpUpdate) -> Result<IpAddress> {
