@@ -40,29 +40,47 @@ pub struct SubnetRow {
 const VPC_COLS: &str = "id, account_id, label, description, region, created, updated";
 const SUBNET_COLS: &str = "id, vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated";
 
+/// The column names the VPC and subnet rows are read from; a query that reads both at once
+/// (with the interfaces on the subnets) aliases them with a prefix.
+const VPC_NAMES: [&str; 7] = ["id", "account_id", "label", "description", "region", "created", "updated"];
+const VPC_PREFIXED: [&str; 7] =
+    ["v_id", "v_account_id", "v_label", "v_description", "v_region", "v_created", "v_updated"];
+const SUBNET_NAMES: [&str; 9] =
+    ["id", "vpc_id", "account_id", "label", "ipv4", "first_v4", "last_v4", "created", "updated"];
+const SUBNET_PREFIXED: [&str; 9] =
+    ["s_id", "s_vpc_id", "s_account_id", "s_label", "s_ipv4", "s_first_v4", "s_last_v4", "s_created", "s_updated"];
+
 fn vpc(r: &Row) -> Result<VpcRow> {
+    vpc_named(r, &VPC_NAMES)
+}
+
+fn vpc_named(r: &Row, n: &[&str; 7]) -> Result<VpcRow> {
     Ok(VpcRow {
-        id: r.i64("id")?,
-        account_id: r.i64("account_id")?,
-        label: r.str("label")?,
-        description: r.str("description")?,
-        region: r.str("region")?,
-        created: r.ts("created")?,
-        updated: r.ts("updated")?,
+        id: r.i64(n[0])?,
+        account_id: r.i64(n[1])?,
+        label: r.str(n[2])?,
+        description: r.str(n[3])?,
+        region: r.str(n[4])?,
+        created: r.ts(n[5])?,
+        updated: r.ts(n[6])?,
     })
 }
 
 fn subnet(r: &Row) -> Result<SubnetRow> {
+    subnet_named(r, &SUBNET_NAMES)
+}
+
+fn subnet_named(r: &Row, n: &[&str; 9]) -> Result<SubnetRow> {
     Ok(SubnetRow {
-        id: r.i64("id")?,
-        vpc_id: r.i64("vpc_id")?,
-        account_id: r.i64("account_id")?,
-        label: r.str("label")?,
-        ipv4: r.str("ipv4")?,
-        first_v4: r.i64("first_v4")? as u32,
-        last_v4: r.i64("last_v4")? as u32,
-        created: r.ts("created")?,
-        updated: r.ts("updated")?,
+        id: r.i64(n[0])?,
+        vpc_id: r.i64(n[1])?,
+        account_id: r.i64(n[2])?,
+        label: r.str(n[3])?,
+        ipv4: r.str(n[4])?,
+        first_v4: r.i64(n[5])? as u32,
+        last_v4: r.i64(n[6])? as u32,
+        created: r.ts(n[7])?,
+        updated: r.ts(n[8])?,
     })
 }
 
@@ -266,6 +284,19 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     kept_count: None,
 };
 
+/// A VPC with its subnets (in id order) and the VPC interfaces on them.
+const VPC_PARTS: &str = "SELECT v.id AS v_id, v.account_id AS v_account_id, v.label AS v_label, \
+     v.description AS v_description, v.region AS v_region, v.created AS v_created, v.updated AS v_updated, \
+     s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
+     s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
+     f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
+     f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
+     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
+     FROM vpcs v LEFT JOIN vpc_subnets s ON s.vpc_id = v.id \
+     LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
+     LEFT JOIN instances i ON i.id = f.instance_id \
+     WHERE v.id = $1 ORDER BY s.id, f.id";
+
 /// One VPC with what its record is built from.
 #[derive(Debug, Clone)]
 pub struct VpcParts {
@@ -280,12 +311,25 @@ impl Store {
     pub async fn vpc_parts(&self, account_id: i64, id: i64) -> Result<Option<Arc<VpcParts>>> {
         let parts = self
             .cached(CacheKey::Vpc(id), || async move {
-                let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1");
-                let Some(row) = query(sql).bind(id).fetch_optional(self.r()).await? else { return Ok(None) };
-                let vpc = vpc(&row)?;
-                let subnets = self.subnets_of_vpcs(&[id]).await?;
-                let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
-                let interfaces = self.interfaces_on_subnets(&ids).await?;
+                // One round trip: the VPC, each subnet and each VPC interface on it.
+                let rows = query(VPC_PARTS).bind(id).fetch_all(self.r()).await?;
+                let Some(first) = rows.first() else { return Ok(None) };
+                let vpc = vpc_named(first, &VPC_PREFIXED)?;
+                let mut subnets: Vec<SubnetRow> = Vec::new();
+                let mut interfaces = Vec::new();
+                for r in &rows {
+                    if r.opt_i64("s_id")?.is_none() {
+                        continue;
+                    }
+                    let s = subnet_named(r, &SUBNET_PREFIXED)?;
+                    if subnets.last().map(|l| l.id) != Some(s.id) {
+                        subnets.push(s);
+                    }
+                    if r.opt_i64("id")?.is_some() {
+                        interfaces.push(vpc_interface(r)?);
+                    }
+                }
+                interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
                 Ok(Some(Arc::new(VpcParts { vpc, subnets, interfaces })))
             })
             .await?;
