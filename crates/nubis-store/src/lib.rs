@@ -23,6 +23,7 @@ pub mod grants;
 pub mod instances;
 pub mod interfaces;
 pub mod ips;
+pub mod leases;
 pub mod logins;
 pub mod nodebalancers;
 pub mod oauth;
@@ -111,6 +112,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(10, "read_path", "0010_read_path.sql"),
     migration!(11, "transfers", "0011_transfers.sql"),
     migration!(12, "moved_rows", "0012_moved_rows.sql"),
+    migration!(15, "replicas", "0015_replicas.sql"),
 ];
 
 impl Store {

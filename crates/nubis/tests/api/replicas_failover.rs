@@ -1,0 +1,160 @@
+//! Balancer ownership across data-plane processes (issue 15, "Several replicas on one
+//! PostgreSQL"): two `--role dataplane` processes and one `--role api` process on one
+//! PostgreSQL, in loopback mode, with real traffic. Each balancer is served by exactly one data
+//! plane (the one its lease names; the other has not bound its port), and when that process is
+//! killed with SIGKILL the other serves its balancers within 10 seconds.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::lb_support::*;
+use crate::support::*;
+
+/// Who holds each balancer's lease, straight from the database.
+async fn lease_owners(s: &TestServer) -> BTreeMap<i64, String> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&s.database).await.expect("connect to the test database");
+    let rows: Vec<(i64, String)> = sqlx::query_as("SELECT balancer_id, owner FROM dataplane_leases")
+        .fetch_all(&mut conn)
+        .await
+        .expect("read the leases");
+    let _ = conn.close().await;
+    rows.into_iter().collect()
+}
+
+/// A data-plane process's `/healthz`.
+async fn health(dp: &TestServer) -> Value {
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(5)).build().unwrap();
+    let r = client.get(format!("http://{}/healthz", dp.addr)).send().await.expect("healthz");
+    assert_eq!(r.status().as_u16(), 200);
+    r.json().await.unwrap()
+}
+
+fn ids(v: &Value) -> Vec<i64> {
+    v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect()
+}
+
+/// The balancers a data plane has bound a listener for.
+fn bound(h: &Value) -> Vec<i64> {
+    h["listening"].as_array().unwrap().iter().map(|l| l["balancer_id"].as_i64().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill() {
+    if !on_postgres() {
+        eprintln!(
+            "skipped: several data-plane processes share balancers through PostgreSQL only (set TEST_DATABASE_URL)"
+        );
+        return;
+    }
+    let config = lb_config();
+    let api_server = TestServer::start_with(Options {
+        config: config.clone(),
+        extra_args: vec!["--role".into(), "api".into()],
+        ..Default::default()
+    })
+    .await;
+    let dataplane = || {
+        TestServer::start_with(Options {
+            config: config.clone(),
+            database: Some(api_server.database.clone()),
+            extra_args: vec!["--role".into(), "dataplane".into()],
+            ..Default::default()
+        })
+    };
+    let mut dps = vec![dataplane().await, dataplane().await];
+    let owner_of: Vec<String> = {
+        let mut v = Vec::new();
+        for dp in &dps {
+            v.push(health(dp).await["owner"].as_str().unwrap().to_string());
+        }
+        v
+    };
+    assert_ne!(owner_of[0], owner_of[1]);
+    // The API process runs no listener and the data-plane processes serve no API.
+    let api = api_server.api();
+    let r = Api::new(&dps[0].base, &api_server.token).get("/vpcs").await;
+    assert_eq!(r.status, 404, "{}", r.text);
+
+    let (_, private) = backend_instance(&api, "us-east").await;
+    let _be = Backend::http("served", mapped(&private, 9300)).await;
+    let mut balancers = BTreeMap::new();
+    for _ in 0..4 {
+        let nb = api.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
+        let id = nb["id"].as_i64().unwrap();
+        let c = api.post(&format!("/nodebalancers/{id}/configs"), json!({"port": 9301, "check": "none"})).await;
+        let cid = c.ok()["id"].as_i64().unwrap();
+        api.post(
+            &format!("/nodebalancers/{id}/configs/{cid}/nodes"),
+            json!({"label": "backend", "address": format!("{private}:9300")}),
+        )
+        .await
+        .ok();
+        balancers.insert(id, lb_addr(&nb, 9301));
+    }
+    // Every balancer answers through its address.
+    for addr in balancers.values() {
+        until_serving(*addr).await;
+        assert_eq!(get(*addr, "/", None).await.unwrap().body, "served");
+    }
+    // Spread over both processes, each balancer leased to one and bound by that one only.
+    let (leases, healths) = eventually(30, "the balancers spread over both data planes", || {
+        let (dps, balancers, owner_of, api_server) = (&dps, &balancers, &owner_of, &api_server);
+        async move {
+            let leases = lease_owners(api_server).await;
+            let healths = vec![health(&dps[0]).await, health(&dps[1]).await];
+            let complete = balancers.keys().all(|id| leases.contains_key(id));
+            let spread = owner_of.iter().all(|o| leases.values().filter(|v| *v == o).count() == 2);
+            let settled = healths.iter().enumerate().all(|(i, h)| {
+                let mut mine: Vec<i64> = leases.iter().filter(|(_, o)| **o == owner_of[i]).map(|(id, _)| *id).collect();
+                mine.sort();
+                let mut b = bound(h);
+                b.sort();
+                b.dedup();
+                ids(&h["balancers"]) == mine && b == mine
+            });
+            (complete && spread && settled).then_some((leases, healths))
+        }
+    })
+    .await;
+    for (id, addr) in &balancers {
+        let owner = &leases[id];
+        let (i, other) = if *owner == owner_of[0] { (0, 1) } else { (1, 0) };
+        assert!(ids(&healths[i]["balancers"]).contains(id));
+        assert!(!ids(&healths[other]["balancers"]).contains(id), "{id} is owned by one process only");
+        assert!(!bound(&healths[other]).contains(id), "the process that does not own {id} has not bound it");
+        let listening = healths[other]["listening"].as_array().unwrap();
+        assert!(listening.iter().all(|l| l["address"] != addr.to_string()), "{addr} bound by a non-owner");
+        assert_eq!(get(*addr, "/", None).await.unwrap().body, "served");
+    }
+
+    // Kill -9 the first process: the second serves its balancers within 10 seconds.
+    let victims: Vec<i64> = leases.iter().filter(|(_, o)| **o == owner_of[0]).map(|(id, _)| *id).collect();
+    assert!(!victims.is_empty());
+    dps[0].kill9();
+    let killed = Instant::now();
+    for id in &victims {
+        let addr = balancers[id];
+        eventually(10, &format!("balancer {id} served again after the kill"), || async move {
+            get(addr, "/", None).await.ok().filter(|r| r.status == 200 && r.body == "served").map(|_| ())
+        })
+        .await;
+    }
+    let took = killed.elapsed();
+    eprintln!("failover: the surviving data plane served the killed one's balancers {took:?} after SIGKILL");
+    assert!(took < Duration::from_secs(10), "failover took {took:?}");
+    let leases = lease_owners(&api_server).await;
+    for id in balancers.keys() {
+        assert_eq!(leases.get(id), Some(&owner_of[1]), "balancer {id} now leased to the survivor");
+    }
+    let h = health(&dps[1]).await;
+    let mut b = bound(&h);
+    b.sort();
+    b.dedup();
+    assert_eq!(b, balancers.keys().copied().collect::<Vec<_>>());
+    for addr in balancers.values() {
+        assert_eq!(get(*addr, "/", None).await.unwrap().body, "served");
+    }
+}
