@@ -38,6 +38,7 @@ mod profile;
 mod rdns;
 mod read_path;
 mod replicas_failover;
+mod replicas_invariants;
 mod service_transfers;
 mod signin;
 mod signin_oauth2;
