@@ -157,4 +157,46 @@ async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill()
     for addr in balancers.values() {
         assert_eq!(get(*addr, "/", None).await.unwrap().body, "served");
     }
+
+    // The killed process comes back: the balancers spread over both again (the survivor lets go
+    // of its surplus, which the newcomer then takes).
+    dps[0].restart();
+    let newcomer = health(&dps[0]).await["owner"].as_str().unwrap().to_string();
+    assert_ne!(newcomer, owner_of[0], "a new process has a new owner id");
+    let owners = [newcomer, owner_of[1].clone()];
+    eventually(30, "the balancers spread over both data planes again", || {
+        let (dps, owners, api_server) = (&dps, &owners, &api_server);
+        async move {
+            let leases = lease_owners(api_server).await;
+            let mut settled = leases.len() == 4;
+            for (i, dp) in dps.iter().enumerate() {
+                let mine: Vec<i64> = leases.iter().filter(|(_, o)| **o == owners[i]).map(|(id, _)| *id).collect();
+                let mut b = bound(&health(dp).await);
+                b.sort();
+                b.dedup();
+                settled &= mine.len() == 2 && b == mine;
+            }
+            settled.then_some(())
+        }
+    })
+    .await;
+    for addr in balancers.values() {
+        until_serving(*addr).await;
+    }
+
+    // A clean stop (SIGTERM) hands the balancers over at once: no lease is left to expire.
+    assert!(dps[1].stop(), "a data-plane process stops cleanly on SIGTERM");
+    let stopped = Instant::now();
+    for addr in balancers.values() {
+        let addr = *addr;
+        eventually(10, &format!("{addr} served after a clean stop"), || async move {
+            get(addr, "/", None).await.ok().filter(|r| r.status == 200 && r.body == "served").map(|_| ())
+        })
+        .await;
+    }
+    let took = stopped.elapsed();
+    eprintln!("handover after SIGTERM: {took:?}");
+    assert!(took < Duration::from_secs(4), "a clean stop hands over within a heartbeat or two: {took:?}");
+    let leases = lease_owners(&api_server).await;
+    assert!(leases.values().all(|o| *o == owners[0]), "{leases:?}");
 }
