@@ -4,7 +4,8 @@
 //! their configs and nodes, each sent to a random replica; then everything is read back and
 //! every invariant of the spec is checked: unique labels, no overlapping subnets in a VPC, at
 //! most one active firewall per service, at most one balancer per firewall, the per-instance
-//! address rules, each address on one instance. No request may answer 5xx.
+//! address rules, each address on one instance, one IPv6 range per region and per route target.
+//! No request may answer 5xx.
 //!
 //! The operations come from a fixed seed printed in the output (`NUBIS_TEST_SEED` overrides it)
 //! so a failure can be replayed; which request wins a race still depends on timing.
@@ -58,6 +59,7 @@ struct Known {
     balancers: Vec<i64>,
     configs: Vec<(i64, i64)>,
     private: Vec<String>,
+    ranges: Vec<String>,
 }
 
 /// Overlapping candidates: /23s over /24s over /25s of one small space.
@@ -78,7 +80,7 @@ fn label(rng: &mut Rng, prefix: &str, n: usize) -> String {
 
 /// One random operation; returns (what, status).
 async fn step(api: &Api, rng: &mut Rng, known: &Mutex<Known>) -> (String, u16) {
-    let op = rng.below(22);
+    let op = rng.below(24);
     let snapshot = {
         let g = known.lock().unwrap();
         (
@@ -90,9 +92,10 @@ async fn step(api: &Api, rng: &mut Rng, known: &Mutex<Known>) -> (String, u16) {
             g.balancers.clone(),
             g.configs.clone(),
             g.private.clone(),
+            g.ranges.clone(),
         )
     };
-    let (vpcs, subnets, firewalls, devices, instances, balancers, configs, private) = snapshot;
+    let (vpcs, subnets, firewalls, devices, instances, balancers, configs, private, ranges) = snapshot;
     let (what, r) = match op {
         0 | 1 => {
             let mut body = json!({"label": label(rng, "net", 5), "region": "us-east"});
@@ -248,6 +251,25 @@ async fn step(api: &Api, rng: &mut Rng, known: &Mutex<Known>) -> (String, u16) {
             }
             None => return ("none".into(), 0),
         },
+        22 => match rng.pick(&instances) {
+            Some(i) => {
+                let prefix = if rng.chance(50) { 64 } else { 56 };
+                let body = json!({"prefix_length": prefix, "instance_id": i});
+                let r = api.post("/networking/ipv6/ranges", body).await;
+                if r.status == 200 {
+                    known.lock().unwrap().ranges.push(r.body["range"].as_str().unwrap().to_string());
+                }
+                ("ipv6 range create", r)
+            }
+            None => return ("none".into(), 0),
+        },
+        23 => match rng.pick(&ranges) {
+            Some(range) => {
+                let addr = range.split('/').next().unwrap().to_string();
+                ("ipv6 range delete", api.delete(&format!("/networking/ipv6/ranges/{addr}")).await)
+            }
+            None => return ("none".into(), 0),
+        },
         _ => match (rng.pick(&configs), rng.pick(&private)) {
             (Some((b, c)), Some(a)) => {
                 let body = json!({"label": label(rng, "node", 3), "address": format!("{a}:80")});
@@ -345,6 +367,19 @@ async fn violations(api: &Api) -> Vec<String> {
     for ((kind, id), fws) in &active {
         if fws.len() > 1 {
             v.push(format!("{kind} {id} has {} active firewalls: {fws:?}", fws.len()));
+        }
+    }
+    let mut per_region: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let ranges = all(api, "/networking/ipv6/ranges").await;
+    for r in &ranges {
+        per_region.entry(r["region"].as_str().unwrap().to_string()).or_default().push(r["range"].to_string());
+    }
+    for d in duplicates(ranges.iter().map(|r| r["route_target"].as_str().unwrap())) {
+        v.push(format!("two IPv6 ranges routed to {d}"));
+    }
+    for (region, ranges) in &per_region {
+        if ranges.len() > 1 {
+            v.push(format!("{} IPv6 ranges in {region}: {ranges:?}", ranges.len()));
         }
     }
     let instances = all(api, "/compute/instances").await;
