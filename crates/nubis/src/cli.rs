@@ -84,8 +84,8 @@ pub struct ServeArgs {
     #[arg(long, env = "NUBIS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// What this process runs: `all` (the API and the load-balancer data plane), `api` (the API
-    /// only) or `dataplane` (balancer listeners only; the HTTP address then answers `/healthz`
-    /// alone). Several `dataplane`/`all` processes on one PostgreSQL share the balancers, each
+    /// only) or `dataplane` (balancer listeners only; the HTTP address then answers `/healthz` and
+    /// `/metrics`). Several `dataplane`/`all` processes on one PostgreSQL share the balancers, each
     /// served by exactly one of them (docs/dataplane-ownership.md).
     #[arg(long, env = "NUBIS_ROLE", value_enum, default_value_t = Role::All)]
     pub role: Role,

@@ -1,6 +1,7 @@
 //! `nubis serve --role dataplane`: balancer listeners without the API. The HTTP address answers
-//! `/healthz` only, with what this process serves: its owner id in the balancer leases, the
-//! balancers it owns and the sockets it has bound.
+//! `/healthz`, with what this process serves (its owner id in the balancer leases, the balancers
+//! it owns and the sockets it has bound), and `/metrics` (Prometheus: balancers owned, listeners
+//! bound).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -33,6 +34,7 @@ pub async fn run(
     let status = Arc::new(Status { app: app.clone(), dataplane: std::sync::Mutex::new(Some(start_dataplane(&app))) });
     let router = Router::new()
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
         .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, Json(not_found())) })
         .with_state(Arc::clone(&status));
     println!("nubis: data plane only (no API); its health at /healthz");
@@ -47,6 +49,31 @@ pub async fn run(
     app.store().close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Prometheus text: `nubis_dataplane_balancers_owned` and `nubis_dataplane_listeners`, read now.
+async fn metrics(State(s): State<Arc<Status>>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let counts = {
+        let guard = s.dataplane.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().map(|dp| {
+            let listening = dp.handle.snapshot().configs.iter().filter(|c| c.listening.is_some()).count();
+            (dp.ownership.served().len(), listening)
+        })
+    };
+    let (owned, listening) = counts.unwrap_or_default();
+    // The recorder is installed by its first use: before the gauges are set.
+    let recorder = nubis_http::middleware::prometheus();
+    metrics::gauge!("nubis_dataplane_balancers_owned").set(owned as f64);
+    metrics::gauge!("nubis_dataplane_listeners").set(listening as f64);
+    match recorder {
+        Some(h) => ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], h.render()).into_response(),
+        None => (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"errors": [{"field": null, "reason": "Metrics recorder unavailable"}]})),
+        )
+            .into_response(),
+    }
 }
 
 fn not_found() -> Value {

@@ -182,6 +182,8 @@ async fn filter(
     out: watch::Sender<Arc<DesiredState>>,
 ) {
     let mut version = 0u64;
+    // Without a heartbeat (SQLite) the served set never changes and its sender is gone at once.
+    let mut served_open = true;
     loop {
         let s = Arc::clone(&served.borrow_and_update());
         let f = Arc::clone(&full.borrow_and_update());
@@ -190,7 +192,7 @@ async fn filter(
         out.send_replace(Arc::new(DesiredState { version, balancers }));
         tokio::select! {
             r = full.changed() => if r.is_err() { break },
-            r = served.changed() => if r.is_err() { break },
+            r = served.changed(), if served_open => served_open = r.is_ok(),
         }
     }
 }

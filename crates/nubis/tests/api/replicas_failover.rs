@@ -119,6 +119,13 @@ async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill()
         }
     })
     .await;
+    // The same through Prometheus.
+    for dp in &dps {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let text = client.get(format!("http://{}/metrics", dp.addr)).send().await.unwrap().text().await.unwrap();
+        assert!(text.lines().any(|l| l == "nubis_dataplane_balancers_owned 2"), "{text}");
+        assert!(text.lines().any(|l| l == "nubis_dataplane_listeners 2"), "{text}");
+    }
     for (id, addr) in &balancers {
         let owner = &leases[id];
         let (i, other) = if *owner == owner_of[0] { (0, 1) } else { (1, 0) };
