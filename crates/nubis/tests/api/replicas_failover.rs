@@ -5,6 +5,8 @@
 //! killed with SIGKILL the other serves its balancers within 10 seconds.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -140,6 +142,23 @@ async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill()
     // Kill -9 the first process: the second serves its balancers within 10 seconds.
     let victims: Vec<i64> = leases.iter().filter(|(_, o)| **o == owner_of[0]).map(|(id, _)| *id).collect();
     assert!(!victims.is_empty());
+    // Steady traffic to the survivor's balancers meanwhile: none of it may fail.
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut load = Vec::new();
+    for (id, addr) in balancers.iter().filter(|(id, _)| !victims.contains(id)) {
+        let (id, addr, stop) = (*id, *addr, Arc::clone(&stop));
+        load.push(tokio::spawn(async move {
+            let (mut ok, mut failed) = (0u32, 0u32);
+            while !stop.load(Ordering::Relaxed) {
+                match get(addr, "/", None).await {
+                    Ok(r) if r.status == 200 && r.body == "served" => ok += 1,
+                    _ => failed += 1,
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            (id, ok, failed)
+        }));
+    }
     dps[0].kill9();
     let killed = Instant::now();
     for id in &victims {
@@ -152,6 +171,12 @@ async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill()
     let took = killed.elapsed();
     eprintln!("failover: the surviving data plane served the killed one's balancers {took:?} after SIGKILL");
     assert!(took < Duration::from_secs(10), "failover took {took:?}");
+    stop.store(true, Ordering::Relaxed);
+    for l in load {
+        let (id, ok, failed) = l.await.unwrap();
+        eprintln!("balancer {id} (owned by the survivor) during the failover: {ok} requests answered, {failed} failed");
+        assert!(ok > 0 && failed == 0, "balancer {id}: {ok} answered, {failed} failed");
+    }
     let leases = lease_owners(&api_server).await;
     for id in balancers.keys() {
         assert_eq!(leases.get(id), Some(&owner_of[1]), "balancer {id} now leased to the survivor");
