@@ -2,7 +2,8 @@
 //! PostgreSQL"): two `--role dataplane` processes and one `--role api` process on one
 //! PostgreSQL, in loopback mode, with real traffic. Each balancer is served by exactly one data
 //! plane (the one its lease names; the other has not bound its port), and when that process is
-//! killed with SIGKILL the other serves its balancers within 10 seconds.
+//! killed with SIGKILL the other serves its balancers within 10 seconds. And on both engines: a
+//! `--role dataplane` process serves what a `--role api` process writes, and no API.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -231,4 +232,47 @@ async fn each_balancer_is_served_by_one_data_plane_and_fails_over_after_a_kill()
     assert!(took < Duration::from_secs(4), "a clean stop hands over within a heartbeat or two: {took:?}");
     let leases = lease_owners(&api_server).await;
     assert!(leases.values().all(|o| *o == owners[0]), "{leases:?}");
+}
+
+#[tokio::test]
+async fn a_data_plane_process_serves_what_an_api_process_writes_and_serves_no_api() {
+    // Both engines: on SQLite the one data-plane process serves every balancer without leases.
+    let config = lb_config();
+    let api_server = TestServer::start_with(Options {
+        config: config.clone(),
+        extra_args: vec!["--role".into(), "api".into()],
+        ..Default::default()
+    })
+    .await;
+    let dp = TestServer::start_with(Options {
+        config,
+        database: Some(api_server.database.clone()),
+        extra_args: vec!["--role".into(), "dataplane".into()],
+        ..Default::default()
+    })
+    .await;
+    let api = api_server.api();
+    let (_, private) = backend_instance(&api, "us-east").await;
+    let _be = Backend::http("split", mapped(&private, 9310)).await;
+    let nb = api.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
+    let id = nb["id"].as_i64().unwrap();
+    let c = api.post(&format!("/nodebalancers/{id}/configs"), json!({"port": 9311, "check": "none"})).await;
+    let cid = c.ok()["id"].as_i64().unwrap();
+    let node = json!({"label": "backend", "address": format!("{private}:9310")});
+    api.post(&format!("/nodebalancers/{id}/configs/{cid}/nodes"), node).await.ok();
+    let addr = lb_addr(&nb, 9311);
+    until_serving(addr).await;
+    assert_eq!(get(addr, "/", None).await.unwrap().body, "split");
+    // The data-plane process bound it (the API process did not: its bind would have failed).
+    let h = health(&dp).await;
+    assert_eq!(h["role"], "dataplane");
+    assert_eq!(h["leased"], on_postgres(), "{h}");
+    assert_eq!(ids(&h["balancers"]), vec![id]);
+    assert!(h["listening"].as_array().unwrap().iter().any(|l| l["address"] == addr.to_string()), "{h}");
+    // It answers no API request, with the error envelope.
+    let r = Api::new(&dp.base, &api_server.token).get("/vpcs").await;
+    r.expect_error(404, "-");
+    // The balancer goes away with its delete, through the API process.
+    api.delete(&format!("/nodebalancers/{id}")).await.ok();
+    until_refused(addr).await;
 }
