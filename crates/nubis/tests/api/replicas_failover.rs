@@ -3,7 +3,9 @@
 //! PostgreSQL, in loopback mode, with real traffic. Each balancer is served by exactly one data
 //! plane (the one its lease names; the other has not bound its port), and when that process is
 //! killed with SIGKILL the other serves its balancers within 10 seconds. And on both engines: a
-//! `--role dataplane` process serves what a `--role api` process writes, and no API.
+//! `--role dataplane` process serves what a `--role api` process writes, and no API. And with two
+//! API replicas and two data planes under load, one of each killed with SIGKILL: every
+//! acknowledged write is there and the balancers keep serving.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -275,4 +277,143 @@ async fn a_data_plane_process_serves_what_an_api_process_writes_and_serves_no_ap
     // The balancer goes away with its delete, through the API process.
     api.delete(&format!("/nodebalancers/{id}")).await.ok();
     until_refused(addr).await;
+}
+
+/// A create through `base` that may fail to connect: the VPC's id when acknowledged (200).
+async fn try_create_vpc(client: &reqwest::Client, base: &str, token: &str, label: &str) -> Option<i64> {
+    let body = json!({"label": label, "region": "us-east"});
+    let r = client.post(format!("{base}/vpcs")).bearer_auth(token).json(&body).send().await.ok()?;
+    if r.status().as_u16() != 200 {
+        assert!(r.status().as_u16() < 500 || r.status().as_u16() == 503, "{label}: {}", r.status());
+        return None;
+    }
+    r.json::<Value>().await.ok()?["id"].as_i64()
+}
+
+#[tokio::test]
+async fn an_api_replica_and_a_data_plane_killed_under_load_lose_nothing_acknowledged() {
+    if !on_postgres() {
+        eprintln!("skipped: several replicas share one database through PostgreSQL only (set TEST_DATABASE_URL)");
+        return;
+    }
+    let config = lb_config();
+    let start = |role: &str, database: Option<String>| {
+        TestServer::start_with(Options {
+            config: config.clone(),
+            database,
+            extra_args: vec!["--role".into(), role.into()],
+            ..Default::default()
+        })
+    };
+    let mut api1 = start("api", None).await;
+    let api2 = start("api", Some(api1.database.clone())).await;
+    let mut dps = vec![start("dataplane", Some(api1.database.clone())).await];
+    dps.push(start("dataplane", Some(api1.database.clone())).await);
+    let api = api2.api_with(&api1.token);
+    let (_, private) = backend_instance(&api, "us-east").await;
+    let _be = Backend::http("steady", mapped(&private, 9320)).await;
+    let mut balancers = BTreeMap::new();
+    for _ in 0..2 {
+        let nb = api.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
+        let id = nb["id"].as_i64().unwrap();
+        let c = api.post(&format!("/nodebalancers/{id}/configs"), json!({"port": 9321, "check": "none"})).await;
+        let cid = c.ok()["id"].as_i64().unwrap();
+        let node = json!({"label": "backend", "address": format!("{private}:9320")});
+        api.post(&format!("/nodebalancers/{id}/configs/{cid}/nodes"), node).await.ok();
+        balancers.insert(id, lb_addr(&nb, 9321));
+    }
+    let owners = eventually(30, "one balancer on each data plane", || {
+        let (dps, api1) = (&dps, &api1);
+        async move {
+            let leases = lease_owners(api1).await;
+            let o0 = health(&dps[0]).await["owner"].as_str().unwrap().to_string();
+            let spread = leases.len() == 2 && leases.values().filter(|o| **o == o0).count() == 1;
+            spread.then_some(leases)
+        }
+    })
+    .await;
+    for addr in balancers.values() {
+        until_serving(*addr).await;
+    }
+    let victim_owner = health(&dps[0]).await["owner"].as_str().unwrap().to_string();
+
+    // Writers through both API replicas, traffic through both balancers.
+    let stop = Arc::new(AtomicBool::new(false));
+    let bases = [api1.base.clone(), api2.base.clone()];
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (stop, bases, token) = (Arc::clone(&stop), bases.clone(), api1.token.clone());
+        writers.push(tokio::spawn(async move {
+            let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().unwrap();
+            let mut acknowledged = Vec::new();
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let label = format!("w{w}-n{n}");
+                if let Some(id) = try_create_vpc(&client, &bases[n % 2], &token, &label).await {
+                    acknowledged.push((id, label));
+                }
+                n += 1;
+            }
+            acknowledged
+        }));
+    }
+    let mut traffic = Vec::new();
+    for (id, addr) in &balancers {
+        let (id, addr, stop) = (*id, *addr, Arc::clone(&stop));
+        traffic.push(tokio::spawn(async move {
+            let (mut ok, mut failed, mut longest, mut since) = (0u32, 0u32, Duration::ZERO, None::<Instant>);
+            while !stop.load(Ordering::Relaxed) {
+                match get(addr, "/", None).await {
+                    Ok(r) if r.status == 200 && r.body == "steady" => {
+                        ok += 1;
+                        if let Some(t) = since.take() {
+                            longest = longest.max(t.elapsed());
+                        }
+                    }
+                    _ => {
+                        failed += 1;
+                        since.get_or_insert_with(Instant::now);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            (id, ok, failed, longest, since.is_some())
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    api1.kill9();
+    dps[0].kill9();
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    stop.store(true, Ordering::Relaxed);
+
+    let mut acknowledged = Vec::new();
+    for w in writers {
+        acknowledged.extend(w.await.unwrap());
+    }
+    for t in traffic {
+        let (id, ok, failed, longest, still_down) = t.await.unwrap();
+        eprintln!("balancer {id}: {ok} answered, {failed} failed, longest outage {longest:?}");
+        assert!(!still_down, "balancer {id} is served again before the end");
+        if owners[&id] == victim_owner {
+            assert!(longest < Duration::from_secs(10), "balancer {id} was out for {longest:?}");
+        } else {
+            assert_eq!(failed, 0, "balancer {id} of the surviving data plane never failed");
+        }
+    }
+    // Every acknowledged write is there, read through the surviving replica.
+    assert!(acknowledged.len() > 20, "only {} writes were acknowledged", acknowledged.len());
+    let mut stored = BTreeMap::new();
+    for page in 1.. {
+        let r = api.get(&format!("/vpcs?page={page}&page_size=500")).await;
+        for v in r.ok()["data"].as_array().unwrap() {
+            stored.insert(v["id"].as_i64().unwrap(), v["label"].as_str().unwrap().to_string());
+        }
+        if page >= r.body["pages"].as_i64().unwrap() {
+            break;
+        }
+    }
+    for (id, label) in &acknowledged {
+        assert_eq!(stored.get(id), Some(label), "acknowledged VPC {id} ({label})");
+    }
+    eprintln!("{} acknowledged creates through two replicas, one killed with SIGKILL: all there", acknowledged.len());
 }
