@@ -20,7 +20,8 @@ use crate::rows::RowExt;
 use crate::{Backend, Engine, Store, Tx};
 
 /// Tables that are not part of the state the controls snapshot, restore and reset.
-pub const KEPT_TABLES: &[&str] = &["nubis_migrations", "operator_tokens", "control_settings"];
+pub const KEPT_TABLES: &[&str] =
+    &["nubis_migrations", "operator_tokens", "control_settings", "dataplane_members", "dataplane_leases"];
 
 /// Schema names of PostgreSQL snapshots start with this.
 const PG_PREFIX: &str = "nubis_snapshot_";

@@ -24,6 +24,7 @@ pub mod instances;
 pub mod interfaces;
 pub mod ip_list;
 pub mod ips;
+pub mod leases;
 pub mod logins;
 pub mod nodebalancers;
 pub mod oauth;
@@ -112,6 +113,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(10, "read_path", "0010_read_path.sql"),
     migration!(11, "transfers", "0011_transfers.sql"),
     migration!(12, "moved_rows", "0012_moved_rows.sql"),
+    migration!(15, "replicas", "0015_replicas.sql"),
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
 ];
 

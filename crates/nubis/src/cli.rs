@@ -56,6 +56,17 @@ pub enum LogFormat {
     Json,
 }
 
+/// What a `nubis serve` process runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    /// The API and the data plane.
+    All,
+    /// The API without balancer listeners.
+    Api,
+    /// Balancer listeners without the API.
+    Dataplane,
+}
+
 #[derive(Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -72,8 +83,14 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "NUBIS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    /// Do not run the load-balancer data plane in this process.
-    #[arg(long, env = "NUBIS_NO_DATAPLANE")]
+    /// What this process runs: `all` (the API and the load-balancer data plane), `api` (the API
+    /// only) or `dataplane` (balancer listeners only; the HTTP address then answers `/healthz` and
+    /// `/metrics`). Several `dataplane`/`all` processes on one PostgreSQL share the balancers, each
+    /// served by exactly one of them (docs/dataplane-ownership.md).
+    #[arg(long, env = "NUBIS_ROLE", value_enum, default_value_t = Role::All)]
+    pub role: Role,
+    /// Do not run the load-balancer data plane in this process (the same as `--role api`).
+    #[arg(long, env = "NUBIS_NO_DATAPLANE", conflicts_with = "role")]
     pub no_dataplane: bool,
     /// Disable the test controls (`/nubis/v1`) entirely, whatever the configuration says.
     #[arg(long, env = "NUBIS_NO_CONTROLS")]
@@ -86,6 +103,13 @@ pub struct ServeArgs {
     /// balancers) at start-up, through the application's rules; a bad file stops the start.
     #[arg(long, env = "NUBIS_FIXTURES")]
     pub fixtures: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The role, `--no-dataplane` read as `--role api`.
+    pub fn role(&self) -> Role {
+        if self.no_dataplane { Role::Api } else { self.role }
+    }
 }
 
 #[derive(Args)]

@@ -7,6 +7,7 @@ mod config;
 pub mod dataplane;
 mod firewall;
 mod node;
+pub mod ownership;
 mod tls;
 mod validate;
 mod view;

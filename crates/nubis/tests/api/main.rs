@@ -37,6 +37,8 @@ mod passwords;
 mod profile;
 mod rdns;
 mod read_path;
+mod replicas_failover;
+mod replicas_invariants;
 mod service_transfers;
 mod signin;
 mod signin_oauth2;
