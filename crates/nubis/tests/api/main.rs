@@ -18,6 +18,7 @@ mod conventions;
 mod coverage;
 mod delegation;
 mod dnsd;
+mod durability;
 mod events;
 mod firewall_concurrency;
 mod firewall_devices;
