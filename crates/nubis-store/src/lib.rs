@@ -12,6 +12,7 @@
 //! - SQL lives only in this crate: one file per resource, methods named resource first, then verb.
 
 pub mod accounts;
+pub mod backup;
 pub mod billing;
 mod cache;
 mod children;

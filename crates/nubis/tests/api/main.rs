@@ -7,6 +7,7 @@ mod support;
 mod admin_cli;
 mod assign;
 mod auth;
+mod backup;
 mod billing_account;
 mod billing_invoices;
 mod billing_money;
