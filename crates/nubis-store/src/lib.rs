@@ -62,11 +62,14 @@ pub struct StoreOptions {
     pub sqlite_sync_full: bool,
     /// Connections used for reads.
     pub read_connections: u32,
+    /// PostgreSQL: how long a request waits for a connection before it is answered 503 (while
+    /// the database is unreachable, every request waits this long at most).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { sqlite_sync_full: false, read_connections: 4 }
+        StoreOptions { sqlite_sync_full: false, read_connections: 4, acquire_timeout: Duration::from_secs(3) }
     }
 }
 
@@ -125,6 +128,7 @@ impl Store {
                 .max_connections(16)
                 .min_connections(1)
                 .test_before_acquire(false)
+                .acquire_timeout(opts.acquire_timeout)
                 .connect(url)
                 .await
                 .map_err(db::pg::map_err)?;
@@ -250,7 +254,8 @@ impl Store {
 
     /// Answers whether the database is reachable (for health checks).
     pub async fn ping(&self) -> bool {
-        query("SELECT 1").fetch_i64(self.r()).await.is_ok()
+        let probe = query("SELECT 1").fetch_i64(self.r());
+        matches!(tokio::time::timeout(Duration::from_secs(3), probe).await, Ok(Ok(_)))
     }
 }
 

@@ -23,17 +23,38 @@ fn build(q: &Query) -> sqlx::query::Query<'_, Postgres, PgArguments> {
     s
 }
 
+/// What a client is told when the database cannot be reached.
+pub(crate) const UNREACHABLE: &str = "The database is unreachable; try again shortly";
+
 pub(crate) fn map_err(e: sqlx::Error) -> Error {
     if let sqlx::Error::Database(d) = &e {
         if d.is_unique_violation() {
             return Error::Unique(d.message().to_string());
         }
-        if matches!(d.code().as_deref(), Some("40001" | "40P01")) {
-            return Error::Retry;
+        match d.code().as_deref() {
+            Some("40001" | "40P01") => return Error::Retry,
+            // Connection exceptions (class 08), the server shutting down or starting up (57P01-03),
+            // too many connections or no disk space (class 53): the database is unavailable.
+            Some(c) if c.starts_with("08") || c.starts_with("53") || matches!(c, "57P01" | "57P02" | "57P03") => {
+                tracing::warn!(error = %e, "database unavailable");
+                return Error::Unavailable(UNREACHABLE.into());
+            }
+            _ => {}
         }
     }
-    if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) {
-        return Error::Unavailable("database unavailable".into());
+    // No connection in time, a connection lost or refused (the server stopped, the network
+    // failed): the database is unavailable, not nubis broken.
+    if matches!(
+        e,
+        sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Protocol(_)
+    ) {
+        tracing::warn!(error = %e, "database unavailable");
+        return Error::Unavailable(UNREACHABLE.into());
     }
     Error::Internal(format!("postgres: {e}"))
 }

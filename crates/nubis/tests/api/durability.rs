@@ -12,7 +12,7 @@ use crate::firewalls::{create_firewall, id, rules_with, tcp_rule};
 use crate::support::*;
 
 /// One write sent; `None` when the server did not answer (killed meanwhile).
-async fn try_send(api: &Api, method: reqwest::Method, path: &str, body: &Value) -> Option<(u16, Value)> {
+pub async fn try_send(api: &Api, method: reqwest::Method, path: &str, body: &Value) -> Option<(u16, Value)> {
     let res = api
         .client
         .request(method, format!("{}{path}", api.base))

@@ -17,6 +17,7 @@ mod controls;
 mod controls_wiring;
 mod conventions;
 mod coverage;
+mod db_outage;
 mod delegation;
 mod dnsd;
 mod durability;
