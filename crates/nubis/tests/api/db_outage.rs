@@ -7,7 +7,7 @@
 //!
 //! The test runs its own PostgreSQL (initdb with the binaries of `$PGBIN`, which
 //! `scripts/pg.sh` exports, on a free 127.0.0.1 port) so that it can stop it; it never touches
-//! the shared test server. Without `PGBIN` it says so and stops.
+//! the shared test server. Without `PGBIN` it says so and stops (and fails in CI's PostgreSQL run).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +20,12 @@ use serde_json::{Value, json};
 use crate::durability::try_send;
 use crate::lb_support::*;
 use crate::support::*;
+
+/// The PostgreSQL half of the suite of a CI run (`.ci/run` sets `NUBIS_REQUIRE_POSTGRES=1`; the
+/// half on SQLite runs before `PGBIN` is known).
+pub fn postgres_required() -> bool {
+    on_postgres() && std::env::var("NUBIS_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
+}
 
 /// A private PostgreSQL server in a temporary directory, removed when dropped.
 struct PrivatePg {
@@ -144,6 +150,7 @@ fn expect_unavailable(r: &Resp) {
 #[tokio::test]
 async fn with_postgresql_down_the_api_answers_503_balancers_keep_serving_and_all_recovers() {
     let Some(pg) = PrivatePg::start() else {
+        assert!(!postgres_required(), "PGBIN is not set, and CI requires the PostgreSQL half of the suite");
         eprintln!("SKIPPED: PGBIN is not set (scripts/pg.sh exports it; scripts/test.sh and CI set it)");
         return;
     };
