@@ -156,8 +156,8 @@ impl Store {
         retry(|| async {
             let mut tx = self.begin().await?;
             if self.backend() == Backend::Postgres {
-                // One replica migrates at a time.
-                query("SELECT pg_advisory_xact_lock(7283541)").execute(tx.h()).await?;
+                // One replica migrates at a time (waiting as long as another one's migration takes).
+                tx.execute_batch("SELECT pg_advisory_xact_lock(7283541)").await?;
             }
             query("CREATE TABLE IF NOT EXISTS nubis_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)")
                 .execute(tx.h())
@@ -221,7 +221,7 @@ impl Store {
         let inner = match &self.inner.engine {
             Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
             Engine::Pg(p) => {
-                TxInner::Pg(Some(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE").await.map_err(db::pg::map_err)?))
+                TxInner::Pg(Some(db::pg::bounded(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE")).await?))
             }
         };
         Ok(Tx { store: self, inner })
@@ -281,7 +281,7 @@ impl Tx<'_> {
                 r
             }
             (TxInner::Pg(tx), _) => match tx.take() {
-                Some(tx) => tx.commit().await.map_err(db::pg::map_err),
+                Some(tx) => db::pg::bounded(tx.commit()).await,
                 None => Err(Error::internal("transaction already finished")),
             },
             _ => Err(Error::internal("transaction and engine differ")),

@@ -26,6 +26,24 @@ fn build(q: &Query) -> sqlx::query::Query<'_, Postgres, PgArguments> {
 /// What a client is told when the database cannot be reached.
 pub(crate) const UNREACHABLE: &str = "The database is unreachable; try again shortly";
 
+/// The longest one statement (or a `BEGIN`/`COMMIT`) may wait for the database. A connection
+/// whose peer vanished without closing (a network cut, a host lost) would otherwise wait for the
+/// kernel to give up, many minutes later. Every statement nubis runs takes milliseconds; the
+/// migrations' own DDL is not bounded.
+pub(crate) const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs a database round trip within [`STATEMENT_TIMEOUT`]; past it the database counts as
+/// unreachable (the statement's outcome is unknown, as with any lost connection).
+pub(crate) async fn bounded<T>(f: impl Future<Output = Result<T, sqlx::Error>>) -> Result<T> {
+    match tokio::time::timeout(STATEMENT_TIMEOUT, f).await {
+        Ok(r) => r.map_err(map_err),
+        Err(_) => {
+            tracing::warn!(timeout = ?STATEMENT_TIMEOUT, "no answer from the database");
+            Err(Error::Unavailable(UNREACHABLE.into()))
+        }
+    }
+}
+
 pub(crate) fn map_err(e: sqlx::Error) -> Error {
     if let sqlx::Error::Database(d) = &e {
         if d.is_unique_violation() {
@@ -85,7 +103,7 @@ pub(crate) async fn fetch<'c, E>(e: E, q: &Query) -> Result<Vec<Row>>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    let rows = build(q).fetch_all(e).await.map_err(map_err)?;
+    let rows = bounded(build(q).fetch_all(e)).await?;
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
     let cols: std::sync::Arc<[String]> = first.columns().iter().map(|c| c.name().to_string()).collect();
     rows.iter()
@@ -97,5 +115,5 @@ pub(crate) async fn execute<'c, E>(e: E, q: &Query) -> Result<u64>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    build(q).execute(e).await.map(|r| r.rows_affected()).map_err(map_err)
+    bounded(build(q).execute(e)).await.map(|r| r.rows_affected())
 }

@@ -38,13 +38,13 @@ fn pg_tools_present() -> bool {
 
 /// An empty database beside the test server's (a SQLite file in `dir`, or a new PostgreSQL
 /// database dropped with the guard).
-struct Target {
-    url: String,
+pub struct Target {
+    pub url: String,
     pg: Option<(String, String)>,
 }
 
 impl Target {
-    async fn new(dir: &Path) -> Target {
+    pub async fn new(dir: &Path) -> Target {
         match std::env::var("TEST_DATABASE_URL") {
             Ok(base) if !base.is_empty() => {
                 use sqlx::Connection;

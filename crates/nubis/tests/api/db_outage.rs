@@ -270,3 +270,111 @@ async fn with_postgresql_down_the_api_answers_503_balancers_keep_serving_and_all
         acked.len()
     );
 }
+
+/// A TCP relay on 127.0.0.1 in front of a PostgreSQL server that can go silent: while frozen it
+/// accepts connections and keeps every connection open but forwards nothing, as a network cut
+/// without resets does.
+struct Relay {
+    addr: SocketAddr,
+    frozen: Arc<tokio::sync::watch::Sender<bool>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    async fn start(upstream: SocketAddr) -> Relay {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let frozen = Arc::new(tokio::sync::watch::channel(false).0);
+        let f = frozen.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = l.accept().await else { continue };
+                let f = f.clone();
+                tokio::spawn(async move {
+                    let Ok(server) = tokio::net::TcpStream::connect(upstream).await else { return };
+                    let (cr, cw) = client.into_split();
+                    let (sr, sw) = server.into_split();
+                    tokio::join!(pump(cr, sw, f.subscribe()), pump(sr, cw, f.subscribe()));
+                });
+            }
+        });
+        Relay { addr, frozen, task }
+    }
+
+    fn freeze(&self, on: bool) {
+        self.frozen.send_replace(on);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Copies `from` to `to`, holding every chunk while frozen.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut frozen: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.wait_for(|f| !*f).await.is_err() {
+            return;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+// Multi-threaded: the relay runs in this process and must go on while the harness waits for the
+// server to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_silent_is_answered_503_in_bounded_time_and_recovers() {
+    if !on_postgres() {
+        eprintln!("PostgreSQL only: SQLite has no network to lose");
+        return;
+    }
+    // A database of its own on the shared test server, reached through the relay.
+    let base = std::env::var("TEST_DATABASE_URL").unwrap();
+    let target = crate::backup::Target::new(&std::env::temp_dir()).await;
+    let upstream: SocketAddr = {
+        let hostport = base.split('@').nth(1).unwrap().split('/').next().unwrap();
+        tokio::net::lookup_host(hostport).await.unwrap().next().unwrap()
+    };
+    let relay = Relay::start(upstream).await;
+    let name = target.url.rsplit_once('/').unwrap().1;
+    let url = format!("postgres://postgres@{}/{name}", relay.addr);
+    let s = TestServer::start_with(Options { database: Some(url), ..Default::default() }).await;
+    let api = s.api();
+    let before = crate::vpcs::create_vpc(&api, "before-silence", &[]).await;
+    let root = s.base.trim_end_matches("/v4").to_string();
+
+    relay.freeze(true);
+    // Connections in the pool wait for an answer that never comes; new ones never finish
+    // their handshake. Every answer is still a 503 with Retry-After, within the statement bound.
+    let t = Instant::now();
+    expect_unavailable(&api.get("/vpcs").await);
+    expect_unavailable(&api.post("/vpcs", json!({"label": "while-silent", "region": "us-east"})).await);
+    assert!(t.elapsed() < Duration::from_secs(25), "answers came after {:?}", t.elapsed());
+    let t = Instant::now();
+    expect_unavailable(&api.anonymous().get(&format!("{root}/healthz")).await);
+    assert!(t.elapsed() < Duration::from_secs(5), "/healthz answered after {:?}", t.elapsed());
+
+    relay.freeze(false);
+    eventually(60, "the API to recover", || {
+        let api = api.clone();
+        async move { (api.get("/vpcs").await.status == 200).then_some(()) }
+    })
+    .await;
+    assert_eq!(api.get(&format!("/vpcs/{}", before["id"])).await.ok()["label"], "before-silence");
+    crate::vpcs::create_vpc(&api, "after-silence", &[]).await;
+    drop(s);
+}
