@@ -44,5 +44,6 @@ mod service_transfers;
 mod signin;
 mod signin_oauth2;
 mod signin_support;
+mod upgrade;
 mod users;
 mod vpcs;
