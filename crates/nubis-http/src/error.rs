@@ -35,6 +35,16 @@ pub fn envelope(status: StatusCode, errors: Vec<FieldError>) -> Response {
     (status, Json(ErrorEnvelope { errors })).into_response()
 }
 
+/// Seconds a client is asked to wait (`Retry-After`) when the service is unavailable.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
+/// A 503 with the envelope and `Retry-After`.
+pub fn unavailable(reason: &str, retry_after_secs: u64) -> Response {
+    let mut r = ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, reason);
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    r
+}
+
 /// Internal details of a 5xx, kept in the response extensions so the access log can record
 /// them; they are never sent to the client.
 #[derive(Debug, Clone)]
@@ -57,8 +67,9 @@ impl IntoResponse for ApiError {
             Error::Unique(_) => {
                 ApiError::status(StatusCode::BAD_REQUEST, None, "An entity with these values already exists")
             }
-            Error::Retry => ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, "Please try again"),
-            Error::Unavailable(reason) => ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, reason),
+            Error::Retry => unavailable("Please try again", 1),
+            // The database unreachable, the server stopping: the client may try again shortly.
+            Error::Unavailable(reason) => unavailable(&reason, UNAVAILABLE_RETRY_AFTER_SECS),
             Error::Internal(detail) => {
                 let mut r = ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, None, "Internal server error");
                 r.extensions_mut().insert(InternalDetail(detail));

@@ -131,7 +131,7 @@ async fn healthz(State(s): State<ApiState>) -> Response {
     if s.app.healthy().await {
         axum::Json(serde_json::json!({"status": "ok"})).into_response()
     } else {
-        ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, "Database unavailable")
+        error::unavailable("The database is unreachable", error::UNAVAILABLE_RETRY_AFTER_SECS)
     }
 }
 

@@ -12,6 +12,7 @@
 //! - SQL lives only in this crate: one file per resource, methods named resource first, then verb.
 
 pub mod accounts;
+pub mod backup;
 pub mod billing;
 mod cache;
 mod children;
@@ -63,11 +64,14 @@ pub struct StoreOptions {
     pub sqlite_sync_full: bool,
     /// Connections used for reads.
     pub read_connections: u32,
+    /// PostgreSQL: how long a request waits for a connection before it is answered 503 (while
+    /// the database is unreachable, every request waits this long at most).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { sqlite_sync_full: false, read_connections: 4 }
+        StoreOptions { sqlite_sync_full: false, read_connections: 4, acquire_timeout: Duration::from_secs(3) }
     }
 }
 
@@ -128,6 +132,7 @@ impl Store {
                 .max_connections(16)
                 .min_connections(1)
                 .test_before_acquire(false)
+                .acquire_timeout(opts.acquire_timeout)
                 .connect(url)
                 .await
                 .map_err(db::pg::map_err)?;
@@ -155,8 +160,8 @@ impl Store {
         retry(|| async {
             let mut tx = self.begin().await?;
             if self.backend() == Backend::Postgres {
-                // One replica migrates at a time.
-                query("SELECT pg_advisory_xact_lock(7283541)").execute(tx.h()).await?;
+                // One replica migrates at a time (waiting as long as another one's migration takes).
+                tx.execute_batch("SELECT pg_advisory_xact_lock(7283541)").await?;
             }
             query("CREATE TABLE IF NOT EXISTS nubis_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)")
                 .execute(tx.h())
@@ -220,7 +225,7 @@ impl Store {
         let inner = match &self.inner.engine {
             Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
             Engine::Pg(p) => {
-                TxInner::Pg(Some(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE").await.map_err(db::pg::map_err)?))
+                TxInner::Pg(Some(db::pg::bounded(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE")).await?))
             }
         };
         Ok(Tx { store: self, inner })
@@ -253,7 +258,8 @@ impl Store {
 
     /// Answers whether the database is reachable (for health checks).
     pub async fn ping(&self) -> bool {
-        query("SELECT 1").fetch_i64(self.r()).await.is_ok()
+        let probe = query("SELECT 1").fetch_i64(self.r());
+        matches!(tokio::time::timeout(Duration::from_secs(3), probe).await, Ok(Ok(_)))
     }
 }
 
@@ -279,7 +285,7 @@ impl Tx<'_> {
                 r
             }
             (TxInner::Pg(tx), _) => match tx.take() {
-                Some(tx) => tx.commit().await.map_err(db::pg::map_err),
+                Some(tx) => db::pg::bounded(tx.commit()).await,
                 None => Err(Error::internal("transaction already finished")),
             },
             _ => Err(Error::internal("transaction and engine differ")),

@@ -24,6 +24,21 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
     if controls::is_remote(&args.command) {
         return controls::run(&args.remote, args.command).await;
     }
+    // Backups and restores work on the database as a whole, without opening (or migrating) it.
+    match &args.command {
+        AdminCommand::Backup { file } => {
+            nubis_store::backup::backup(&args.state.database_url(), file).await.map_err(fail)?;
+            println!("backup written to {}", file.display());
+            return Ok(());
+        }
+        AdminCommand::Restore { file } => {
+            let url = args.state.database_url();
+            nubis_store::backup::restore(&url, file).await.map_err(fail)?;
+            println!("{} restored from {}", nubis_store::redact(&url), file.display());
+            return Ok(());
+        }
+        _ => {}
+    }
     let app = crate::serve::open(&args.state).await?;
     let result = match args.command {
         AdminCommand::Account(AccountCommand::Create { company, username, email, parent }) => {
@@ -100,6 +115,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
         | AdminCommand::Fixtures { .. } => {
             unreachable!("handled by controls::run")
         }
+        AdminCommand::Backup { .. } | AdminCommand::Restore { .. } => unreachable!("handled above"),
         AdminCommand::Account(AccountCommand::Show { euuid }) => crate::admin_billing::account_show(&app, &euuid).await,
         AdminCommand::Billing(cmd) => crate::admin_billing::billing(&app, cmd).await,
         AdminCommand::Promo(cmd) => crate::admin_billing::promo(&app, cmd).await,

@@ -175,6 +175,19 @@ pub enum AdminCommand {
     /// Promo codes offered to new accounts.
     #[command(subcommand)]
     Promo(PromoCommand),
+    /// Write a consistent copy of the whole database into FILE, also while servers run
+    /// (SQLite: online backup; PostgreSQL: `pg_dump -Fc`, from `$PGBIN` or `PATH`).
+    Backup {
+        /// The backup file to write (replaced when it exists).
+        file: PathBuf,
+    },
+    /// Replace the whole database with the backup FILE (SQLite: online backup API;
+    /// PostgreSQL: `pg_restore --clean`). Refused while a server uses the database: stop every
+    /// server (and data-plane process) first.
+    Restore {
+        /// A file written by `nubis admin backup`.
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]

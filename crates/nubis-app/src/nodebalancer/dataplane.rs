@@ -23,6 +23,15 @@ use super::firewall::{CompiledCache, firewall_rules_of_balancers};
 use super::view::{bucket_of, month_start};
 use crate::{App, retry};
 
+/// Observations not written to the database yet.
+#[derive(Default)]
+struct Unrecorded {
+    /// Per balancer: connections, bytes in, bytes out.
+    traffic: HashMap<i64, (i64, i64, i64)>,
+    /// The last health seen of nodes whose write failed.
+    health: HashMap<(i64, i64), NodeStatus>,
+}
+
 /// The channel the desired state is published on.
 pub struct Publisher {
     tx: watch::Sender<Arc<DesiredState>>,
@@ -174,7 +183,9 @@ impl App {
 
     /// Records what the data plane observes until `observations` closes or `stop` fires (then
     /// what is queued is drained and written). Node health is written at once; traffic is summed
-    /// per balancer and written every second.
+    /// per balancer and written every second. What cannot be written (the database unreachable)
+    /// is kept and written again every second until it is: the data plane goes on serving
+    /// meanwhile, and no traffic or health change it saw is lost.
     pub fn spawn_observation_recorder(
         &self,
         mut observations: mpsc::Receiver<Observation>,
@@ -182,42 +193,54 @@ impl App {
     ) -> JoinHandle<()> {
         let app = self.clone();
         tokio::spawn(async move {
-            let mut traffic: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+            let mut pending = Unrecorded::default();
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
                     o = observations.recv() => match o {
-                        Some(o) => app.observe(o, &mut traffic).await,
+                        Some(o) => app.observe(o, &mut pending).await,
                         None => break,
                     },
-                    _ = tick.tick() => app.flush_traffic(&mut traffic).await,
+                    _ = tick.tick() => app.flush(&mut pending).await,
                     _ = &mut stop => {
                         while let Ok(o) = observations.try_recv() {
-                            app.observe(o, &mut traffic).await;
+                            app.observe(o, &mut pending).await;
                         }
                         break;
                     }
                 }
             }
-            app.flush_traffic(&mut traffic).await;
+            app.flush(&mut pending).await;
         })
     }
 
-    async fn observe(&self, o: Observation, traffic: &mut HashMap<i64, (i64, i64, i64)>) {
+    async fn observe(&self, o: Observation, pending: &mut Unrecorded) {
         match o {
             Observation::NodeHealth { config_id, node_id, status, .. } => {
+                pending.health.remove(&(config_id, node_id));
                 if let Err(e) = self.record_node_status(config_id, node_id, status).await {
-                    tracing::warn!(node = node_id, error = %e, "recording a node's health failed");
+                    tracing::warn!(node = node_id, error = %e, "recording a node's health failed; retrying");
+                    pending.health.insert((config_id, node_id), status);
                 }
             }
             Observation::Traffic { balancer_id, connections, bytes_in, bytes_out, .. } => {
-                let t = traffic.entry(balancer_id).or_default();
+                let t = pending.traffic.entry(balancer_id).or_default();
                 t.0 += connections as i64;
                 t.1 += bytes_in as i64;
                 t.2 += bytes_out as i64;
             }
         }
+    }
+
+    /// Writes the traffic summed so far and the node health not written yet.
+    async fn flush(&self, pending: &mut Unrecorded) {
+        for ((config_id, node_id), status) in std::mem::take(&mut pending.health) {
+            if self.record_node_status(config_id, node_id, status).await.is_err() {
+                pending.health.insert((config_id, node_id), status);
+            }
+        }
+        self.flush_traffic(&mut pending.traffic).await;
     }
 
     async fn record_node_status(&self, config_id: i64, node_id: i64, status: NodeStatus) -> Result<()> {
@@ -251,7 +274,14 @@ impl App {
         })
         .await;
         if let Err(e) = r {
-            tracing::warn!(error = %e, "recording balancer traffic failed");
+            tracing::warn!(error = %e, "recording balancer traffic failed; retrying");
+            // Kept for the next flush, with what arrives meanwhile.
+            for (id, (c, i, o)) in batch {
+                let t = traffic.entry(*id).or_default();
+                t.0 += c;
+                t.1 += i;
+                t.2 += o;
+            }
         }
     }
 }

@@ -187,6 +187,12 @@ pub(crate) fn map_err(e: rusqlite::Error) -> Error {
         if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) {
             return Error::Retry;
         }
+        // The disk failed, filled up, or the file cannot be opened: unavailable, not a fault of
+        // nubis; the write did not happen.
+        if matches!(f.code, ErrorCode::SystemIoFailure | ErrorCode::DiskFull | ErrorCode::CannotOpen) {
+            tracing::warn!(error = %e, "database unavailable");
+            return Error::Unavailable("The database is unavailable (storage error); try again shortly".into());
+        }
     }
     Error::Internal(format!("sqlite: {e}"))
 }

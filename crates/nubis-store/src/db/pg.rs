@@ -23,17 +23,56 @@ fn build(q: &Query) -> sqlx::query::Query<'_, Postgres, PgArguments> {
     s
 }
 
+/// What a client is told when the database cannot be reached.
+pub(crate) const UNREACHABLE: &str = "The database is unreachable; try again shortly";
+
+/// The longest one statement (or a `BEGIN`/`COMMIT`) may wait for the database. A connection
+/// whose peer vanished without closing (a network cut, a host lost) would otherwise wait for the
+/// kernel to give up, many minutes later. Every statement nubis runs takes milliseconds; the
+/// migrations' own DDL is not bounded.
+pub(crate) const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs a database round trip within [`STATEMENT_TIMEOUT`]; past it the database counts as
+/// unreachable (the statement's outcome is unknown, as with any lost connection).
+pub(crate) async fn bounded<T>(f: impl Future<Output = Result<T, sqlx::Error>>) -> Result<T> {
+    match tokio::time::timeout(STATEMENT_TIMEOUT, f).await {
+        Ok(r) => r.map_err(map_err),
+        Err(_) => {
+            tracing::warn!(timeout = ?STATEMENT_TIMEOUT, "no answer from the database");
+            Err(Error::Unavailable(UNREACHABLE.into()))
+        }
+    }
+}
+
 pub(crate) fn map_err(e: sqlx::Error) -> Error {
     if let sqlx::Error::Database(d) = &e {
         if d.is_unique_violation() {
             return Error::Unique(d.message().to_string());
         }
-        if matches!(d.code().as_deref(), Some("40001" | "40P01")) {
-            return Error::Retry;
+        match d.code().as_deref() {
+            Some("40001" | "40P01") => return Error::Retry,
+            // Connection exceptions (class 08), the server shutting down or starting up (57P01-03),
+            // too many connections or no disk space (class 53): the database is unavailable.
+            Some(c) if c.starts_with("08") || c.starts_with("53") || matches!(c, "57P01" | "57P02" | "57P03") => {
+                tracing::warn!(error = %e, "database unavailable");
+                return Error::Unavailable(UNREACHABLE.into());
+            }
+            _ => {}
         }
     }
-    if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) {
-        return Error::Unavailable("database unavailable".into());
+    // No connection in time, a connection lost or refused (the server stopped, the network
+    // failed): the database is unavailable, not nubis broken.
+    if matches!(
+        e,
+        sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Protocol(_)
+    ) {
+        tracing::warn!(error = %e, "database unavailable");
+        return Error::Unavailable(UNREACHABLE.into());
     }
     Error::Internal(format!("postgres: {e}"))
 }
@@ -64,7 +103,7 @@ pub(crate) async fn fetch<'c, E>(e: E, q: &Query) -> Result<Vec<Row>>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    let rows = build(q).fetch_all(e).await.map_err(map_err)?;
+    let rows = bounded(build(q).fetch_all(e)).await?;
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
     let cols: std::sync::Arc<[String]> = first.columns().iter().map(|c| c.name().to_string()).collect();
     rows.iter()
@@ -76,5 +115,5 @@ pub(crate) async fn execute<'c, E>(e: E, q: &Query) -> Result<u64>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    build(q).execute(e).await.map(|r| r.rows_affected()).map_err(map_err)
+    bounded(build(q).execute(e)).await.map(|r| r.rows_affected())
 }
