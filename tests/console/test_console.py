@@ -272,10 +272,90 @@ def test_a_post_without_the_csrf_token_is_refused(nubis, ui):
     assert len(nubis.api("GET", "/vpcs")["data"]) == before
 
 
+def test_tokens_and_oauth_apps_show_their_secret_once(nubis, ui):
+    ui.go("/tokens")
+    ui.fill({"label": "ci-events", "scopes": "events:read_only"})
+    ui.click("Create token")
+    secret = ui.el("#new-secret").text.strip()
+    assert len(secret) == 64
+    req = urllib.request.Request(nubis.url + "/v4/account/events", headers={"Authorization": f"Bearer {secret}"})
+    with DIRECT.open(req, timeout=10) as r:
+        assert r.status == 200
+    ui.go("/tokens")
+    assert "ci-events" in ui.el("#tokens").text and secret not in ui.d.page_source
+    ui.go("/oauth-clients")
+    ui.fill({"label": "Backup tool", "redirect_uri": "https://backup.example/callback"})
+    ui.click("Register")
+    client_secret = ui.el("#new-secret").text.strip()
+    assert len(client_secret) == 64
+    ui.go("/oauth-clients")
+    assert "Backup tool" in ui.el("#clients").text and client_secret not in ui.d.page_source
+    # The console itself is a public client of the account's owner.
+    assert "nubis-console" in ui.el("#clients").text
+
+
+def test_account_and_billing(nubis, ui):
+    ui.go("/account")
+    ui.fill({"first_name": "Ada", "last_name": "Lovelace", "address_1": "123 Main Street", "city": "Philadelphia",
+             "state": "PA", "zip": "not-a-zip", "country": "US", "phone": "215-555-1212"})
+    ui.click("Save")
+    assert ui.d.find_elements(By.ID, "zip-err"), ui.text()[:1500]
+    ui.fill({"zip": "19102-1234"})
+    ui.click("Save")
+    assert ui.el("#zip").get_attribute("value") == "19102-1234"
+    assert nubis.api("GET", "/account")["city"] == "Philadelphia"
+    ui.d.find_element(By.XPATH, "//summary[text()='Add a card']").click()
+    ui.fill({"data.card_number": "4111111111111111", "data.expiry_month": "12", "data.expiry_year": "2030",
+             "data.cvv": "123"})
+    ui.click("Add card")
+    assert "ending in 1111" in ui.el("#methods").text
+    assert "value=\"4111111111111111\"" not in ui.d.page_source and ui.d.find_element(By.NAME, "data.card_number").get_attribute("value") == ""
+    ui.d.find_element(By.XPATH, "//summary[text()='Make a payment']").click()
+    ui.fill({"usd": "5.00"})
+    ui.click("Pay")
+    assert ui.el("#balance").text == "-5.00"
+    assert "5.00" in ui.el("#payments").text
+    ui.shot("account")
+
+
+def test_users_and_grants(nubis, ui):
+    ui.go("/users")
+    ui.fill({"username": "viewer", "email": "viewer@example.com"})
+    assert ui.el("#restricted").is_selected()
+    ui.click("Add user")
+    assert "a single-use link" in ui.text()
+    ui.d.find_element(By.LINK_TEXT, "viewer").click()
+    ui.wait_text("User viewer")
+    # read_only on web-1, nothing on the rest.
+    row = ui.d.find_element(By.XPATH, "//table[@id='grants-instance']//tr[td/label[text()='web-1']]")
+    from selenium.webdriver.support.ui import Select
+    Select(row.find_element(By.TAG_NAME, "select")).select_by_value("read_only")
+    ui.click("Save grants")
+    grants = nubis.api("GET", "/account/users/viewer/grants")
+    assert [(g["label"], g["permissions"]) for g in grants["instance"] if g["permissions"]] == [("web-1", "read_only")]
+    ui.shot("user-grants")
+
+
+def test_service_transfer_offer_and_cancel(nubis, ui):
+    nubis.api("POST", "/compute/instances", {"region": "us-east", "type": "g6-nanode-1", "label": "spare-1"})
+
+    def offer(label):
+        ui.go("/transfers")
+        box = ui.d.find_element(By.XPATH, f"//label[text()='{label}']").get_attribute("for")
+        ui.d.find_element(By.ID, box).click()
+        ui.click("Create transfer")
+
+    # The API's refusal, shown on the page: a balancer's back end cannot be transferred.
+    offer("web-2")
+    assert "is a back-end node of load balancer 'my-balancer'" in ui.text()
+    offer("spare-1")
+    assert "pending" in ui.el("#transfers").text and "offered by you" in ui.el("#transfers").text
+    ui.click("Cancel")
+    assert "canceled" in ui.el("#transfers").text
+
+
 def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
-    nubis.api("POST", "/account/users", {"username": "viewer", "email": "viewer@example.com", "restricted": True})
     web1 = next(i for i in nubis.api("GET", "/compute/instances")["data"] if i["label"] == "web-1")
-    nubis.api("PUT", "/account/users/viewer/grants", {"linode": [{"id": web1["id"], "permissions": "read_only"}]})
     link = nubis.outbox_link("viewer")
     ui.click("Sign out")
     ui.wait_text("You are signed out.")
@@ -300,6 +380,8 @@ def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     web2 = next(i for i in nubis.api("GET", "/compute/instances")["data"] if i["label"] == "web-2")
     ui.go(f"/instances/{web2['id']}")
     assert "Not found" in ui.text()
+    ui.go("/account")
+    assert "Not allowed" in ui.text()
     # Phone width stays readable.
     ui.d.set_window_size(390, 844)
     ui.go("/instances")

@@ -62,6 +62,10 @@ pub fn router(app: App) -> Router {
         .merge(pages::balancers::routes(&c))
         .merge(pages::events::routes(&c))
         .merge(pages::walkthrough::routes(&c))
+        .merge(pages::users::routes(&c))
+        .merge(pages::apps::routes(&c))
+        .merge(pages::account::routes(&c))
+        .merge(pages::transfers::routes(&c))
         .layer(axum::middleware::from_fn(headers))
         .with_state(c)
 }

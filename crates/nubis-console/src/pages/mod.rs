@@ -1,11 +1,15 @@
 //! The pages, one module per area. Each handler calls the application with the signed-in
 //! user's actor and renders what it answers.
 
+pub mod account;
+pub mod apps;
 pub mod balancers;
 pub mod dashboard;
 pub mod events;
 pub mod firewalls;
 pub mod instances;
+pub mod transfers;
+pub mod users;
 pub mod vpcs;
 pub mod walkthrough;
 
