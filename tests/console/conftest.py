@@ -81,18 +81,21 @@ ipv6_ranges = "2001:db8:1000::/40"
 """
 
 
+OPERATOR = "console-operator-" + secrets.token_hex(8)
+
+
 class Nubis:
-    def __init__(self):
+    def __init__(self, extra_config: str = ""):
         binary = Path(os.environ.get("NUBIS_BIN", ROOT / "target" / "debug" / "nubis"))
         if not binary.exists():
             pytest.exit(f"nubis binary not found at {binary}: run `cargo build -p nubis`", 2)
         self.dir = Path(tempfile.mkdtemp(prefix="nubis-console-"))
-        (self.dir / "config.toml").write_text(config())
+        (self.dir / "config.toml").write_text(config() + extra_config)
         self.token = "console-" + secrets.token_hex(16)
         self.log = open(self.dir / "server.log", "w")
         self.proc = subprocess.Popen(
             [str(binary), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(self.dir),
-             "--bootstrap-token", self.token, "--config", str(self.dir / "config.toml")],
+             "--bootstrap-token", self.token, "--operator-token", OPERATOR, "--config", str(self.dir / "config.toml")],
             stdout=subprocess.PIPE, stderr=self.log, text=True, env={**os.environ, "NUBIS_LOG": "warn"},
         )
         self.url = self.password_link = None
@@ -112,6 +115,16 @@ class Nubis:
             f"{self.url}/v4{path}", method=method,
             data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        with DIRECT.open(req, timeout=30) as r:
+            return json.loads(r.read() or b"{}")
+
+    def control(self, method: str, path: str, body=None):
+        """A call to the test controls (`/nubis/v1`) with the operator token."""
+        req = urllib.request.Request(
+            f"{self.url}/nubis/v1{path}", method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {OPERATOR}", "Content-Type": "application/json"},
         )
         with DIRECT.open(req, timeout=30) as r:
             return json.loads(r.read() or b"{}")
@@ -211,6 +224,7 @@ def ui(nubis):
               "--disable-default-apps", "--disable-extensions", "--proxy-server=http://127.0.0.1:9",
               f"--user-data-dir={profile}", "--window-size=1280,900"]:
         opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=opts, service=Service(executable_path="/usr/bin/chromedriver"))
     driver.set_page_load_timeout(30)
     yield Ui(driver, nubis.url)

@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -387,3 +388,53 @@ def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     ui.go("/instances")
     ui.shot("phone-instances")
     ui.d.set_window_size(1280, 900)
+
+
+def test_no_page_breaks_the_content_security_policy(ui):
+    ui.d.get_log("browser")  # forget what came before
+    for path in ["/", "/instances", "/vpcs", "/firewalls", "/balancers", "/events", "/walkthrough"]:
+        ui.go(path)
+        time.sleep(0.3)
+    problems = [e["message"] for e in ui.d.get_log("browser")
+                if "Content Security Policy" in e["message"] or e["level"] == "SEVERE"]
+    assert problems == []
+
+
+def test_the_session_ends_with_its_token(nubis, ui):
+    ui.go("/instances")
+    assert ui.d.find_elements(By.ID, "whoami")
+    # Three hours later the access token (2 hours) has expired: the console asks to sign in again.
+    nubis.control("POST", "/clock/advance", {"seconds": 3 * 3600})
+    try:
+        ui.go("/instances")
+        ui.wait(lambda: "/oauth/authorize" in ui.d.current_url, "the sign-in page")
+    finally:
+        nubis.control("POST", "/clock/reset")
+
+
+def test_the_console_can_live_under_a_path():
+    from conftest import Nubis
+
+    n = Nubis('\n[console]\nbase_path = "/console"\n')
+    try:
+        assert n.url.endswith("/console")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
+        with pytest.raises(urllib.error.HTTPError) as e:
+            opener.open(n.url + "/instances", timeout=10)
+        assert e.value.code == 303 and e.value.headers["Location"] == "/console/signin"
+        with pytest.raises(urllib.error.HTTPError) as e:
+            opener.open(n.url + "/signin", timeout=10)
+        assert "redirect_uri=" + urllib.parse.quote(n.url + "/callback", safe="") in e.value.headers["Location"]
+        assert "Path=/console;" in e.value.headers["Set-Cookie"]
+        # The site's root is the API's again: an unknown path there is its JSON 404.
+        root = n.url.removesuffix("/console")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            opener.open(root + "/instances", timeout=10)
+        assert e.value.code == 404 and b"errors" in e.value.read()
+    finally:
+        n.stop()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
