@@ -26,7 +26,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,6 +160,15 @@ def nubis():
     n.stop()
 
 
+def gone(element) -> bool:
+    """The element's document was replaced (stale, or caught while being swapped out)."""
+    try:
+        element.is_enabled()
+        return False
+    except WebDriverException:
+        return True
+
+
 class Ui:
     def __init__(self, driver, base: str):
         self.d = driver
@@ -189,7 +198,7 @@ class Ui:
         the page its form leads to."""
         old = self.d.find_element(By.TAG_NAME, "html")
         self.d.find_element(By.XPATH, f"//button[normalize-space()='{text}']").click()
-        WebDriverWait(self.d, 15).until(staleness_of(old))
+        WebDriverWait(self.d, 15).until(lambda _: gone(old))
 
     def text(self) -> str:
         return self.d.find_element(By.TAG_NAME, "body").text

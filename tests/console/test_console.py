@@ -390,13 +390,24 @@ def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     ui.d.set_window_size(1280, 900)
 
 
-def test_no_page_breaks_the_content_security_policy(ui):
+PAGES = ["/", "/instances", "/instances/new", "/vpcs", "/firewalls", "/balancers", "/events", "/walkthrough",
+         "/account", "/users", "/users/viewer", "/tokens", "/oauth-clients", "/transfers", "/child-accounts"]
+
+
+def test_no_page_breaks_the_content_security_policy_and_every_input_has_a_label(ui):
     ui.d.get_log("browser")  # forget what came before
-    for path in ["/", "/instances", "/vpcs", "/firewalls", "/balancers", "/events", "/walkthrough"]:
-        ui.go(path)
-        time.sleep(0.3)
+    details = [a.get_attribute("href") for p in ("/vpcs", "/firewalls", "/balancers", "/instances")
+               for a in (ui.go(p), ui.d.find_elements(By.CSS_SELECTOR, "main table a"))[1][:1]]
+    for url in [ui.base + p for p in PAGES] + details:
+        ui.d.get(url)
+        unlabeled = ui.d.execute_script("""
+            return [...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')]
+              .filter(e => !e.labels || e.labels.length === 0).map(e => e.name);""")
+        assert unlabeled == [], (url, unlabeled)
+        time.sleep(0.2)
     problems = [e["message"] for e in ui.d.get_log("browser")
-                if "Content Security Policy" in e["message"] or e["level"] == "SEVERE"]
+                if "Content Security Policy" in e["message"]
+                or (e["level"] == "SEVERE" and "Failed to load resource" not in e["message"])]
     assert problems == []
 
 
