@@ -104,6 +104,7 @@ class Nubis:
                 self.password_link = line.strip().rsplit(" ", 1)[-1]
             if line.startswith("nubis: console at "):
                 self.url = line.strip().removeprefix("nubis: console at ").rstrip("/")
+            if line.startswith("nubis: listening on "):
                 break
         if not self.url or not self.url.startswith("http://127."):
             self.stop()
@@ -219,8 +220,14 @@ class Ui:
         return self.wait(lambda: needle in self.text(), f"text {needle!r}", timeout)
 
     def shot(self, name: str):
+        """A screenshot of the whole page (at most 2400 pixels tall) into docs/console/."""
         SHOTS.mkdir(parents=True, exist_ok=True)
+        size = self.d.get_window_size()
+        height = self.d.execute_script("return document.documentElement.scrollHeight")
+        self.d.set_window_size(size["width"], min(max(height + 120, 600), 2400))
+        time.sleep(0.2)
         self.d.save_screenshot(str(SHOTS / f"{name}.png"))
+        self.d.set_window_size(size["width"], size["height"])
 
 
 @pytest.fixture(scope="session")

@@ -161,6 +161,15 @@ def test_walkthrough_by_clicking(ui):
         with DIRECT.open(f"http://{STATE['nb_ip']}/", timeout=10) as r:
             seen.add(r.read().decode().strip())
     assert seen == {"backend 1", "backend 2"}
+    # The traffic shows in the balancer's charts (drawn on the server from its stats).
+    ui.d.get(STATE["nb_url"])
+
+    def drawn():
+        ui.d.refresh()
+        line = ui.el("svg.chart polyline").get_attribute("points")
+        return any(float(p.split(",")[1]) < 159 for p in line.split())
+
+    ui.wait(drawn, "connections in the chart", timeout=20)
 
 
 def test_dashboard_shows_balancer_health(ui):
@@ -355,6 +364,46 @@ def test_service_transfer_offer_and_cancel(nubis, ui):
     assert "canceled" in ui.el("#transfers").text
 
 
+def test_rename_and_a_private_address(nubis, ui):
+    spare = next(i for i in nubis.api("GET", "/compute/instances")["data"] if i["label"] == "spare-1")
+    ui.go(f"/instances/{spare['id']}")
+    assert not [c for c in ui.d.find_elements(By.CSS_SELECTOR, "#addresses code") if c.text.startswith("192.168.")]
+    ui.click("Add a private IPv4 address")
+    assert [c for c in ui.d.find_elements(By.CSS_SELECTOR, "#addresses code") if c.text.startswith("192.168.")]
+    ui.fill({"label": "web-1"})
+    ui.click("Rename")
+    assert "unique" in ui.el("#label-err").text.lower() or ui.el("#label-err").text
+    ui.fill({"label": "spare-renamed"})
+    ui.click("Rename")
+    assert ui.el("#title").text == "spare-renamed"
+
+
+PAGES = ["/", "/instances", "/instances/new", "/vpcs", "/firewalls", "/balancers", "/events", "/walkthrough",
+         "/account", "/users", "/users/viewer", "/tokens", "/oauth-clients", "/transfers", "/child-accounts"]
+
+
+def test_no_page_breaks_the_content_security_policy_and_every_input_has_a_label(ui):
+    ui.d.get_log("browser")  # forget what came before
+    details = [a.get_attribute("href") for p in ("/vpcs", "/firewalls", "/balancers", "/instances")
+               for a in (ui.go(p), ui.d.find_elements(By.CSS_SELECTOR, "main table a"))[1][:1]]
+    assert len(details) == 4, details
+    for url in [ui.base + p for p in PAGES] + details:
+        ui.d.get(url)
+        unlabeled = ui.d.execute_script("""
+            return [...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')]
+              .filter(e => !e.labels || e.labels.length === 0).map(e => e.name);""")
+        assert unlabeled == [], (url, unlabeled)
+        dupes = ui.d.execute_script("""
+            const ids = [...document.querySelectorAll('[id]')].map(e => e.id);
+            return ids.filter((x, i) => ids.indexOf(x) !== i);""")
+        assert dupes == [], (url, dupes)
+        time.sleep(0.2)
+    problems = [e["message"] for e in ui.d.get_log("browser")
+                if "Content Security Policy" in e["message"]
+                or (e["level"] == "SEVERE" and "Failed to load resource" not in e["message"])]
+    assert problems == []
+
+
 def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     web1 = next(i for i in nubis.api("GET", "/compute/instances")["data"] if i["label"] == "web-1")
     link = nubis.outbox_link("viewer")
@@ -388,27 +437,6 @@ def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     ui.go("/instances")
     ui.shot("phone-instances")
     ui.d.set_window_size(1280, 900)
-
-
-PAGES = ["/", "/instances", "/instances/new", "/vpcs", "/firewalls", "/balancers", "/events", "/walkthrough",
-         "/account", "/users", "/users/viewer", "/tokens", "/oauth-clients", "/transfers", "/child-accounts"]
-
-
-def test_no_page_breaks_the_content_security_policy_and_every_input_has_a_label(ui):
-    ui.d.get_log("browser")  # forget what came before
-    details = [a.get_attribute("href") for p in ("/vpcs", "/firewalls", "/balancers", "/instances")
-               for a in (ui.go(p), ui.d.find_elements(By.CSS_SELECTOR, "main table a"))[1][:1]]
-    for url in [ui.base + p for p in PAGES] + details:
-        ui.d.get(url)
-        unlabeled = ui.d.execute_script("""
-            return [...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')]
-              .filter(e => !e.labels || e.labels.length === 0).map(e => e.name);""")
-        assert unlabeled == [], (url, unlabeled)
-        time.sleep(0.2)
-    problems = [e["message"] for e in ui.d.get_log("browser")
-                if "Content Security Policy" in e["message"]
-                or (e["level"] == "SEVERE" and "Failed to load resource" not in e["message"])]
-    assert problems == []
 
 
 def test_the_session_ends_with_its_token(nubis, ui):

@@ -7,7 +7,8 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use nubis_app::instance::InstanceCreate;
+use nubis_app::instance::{InstanceCreate, InstanceUpdate};
+use nubis_app::ip::IpAllocate;
 use nubis_model::catalog::capability;
 use nubis_model::filter::Filter;
 use nubis_model::instance::Instance;
@@ -156,13 +157,20 @@ struct Detail {
     addresses: Vec<Address>,
     firewalls: Vec<(i64, String)>,
     balancers: Vec<(i64, String)>,
+    has_private: bool,
+    f: Form,
 }
 
 async fn detail(State(c): State<Console>, s: Signed, Path(id): Path<i64>) -> Response {
+    render_detail(&c, &s, id, None).await
+}
+
+/// The detail page; `rename` is a refused rename form to show again.
+async fn render_detail(c: &Console, s: &Signed, id: i64, rename: Option<Form>) -> Response {
     let (app, a) = (&c.app, &s.actor);
     let i = match app.instance_get(a, id).await {
         Ok(i) => i,
-        Err(e) => return error_page(&c, Some(s.nav("instances")), e),
+        Err(e) => return error_page(c, Some(s.nav("instances")), e),
     };
     let mut addresses = Vec::new();
     if let Ok(ips) = app.instance_ips_list(a, id).await {
@@ -189,14 +197,22 @@ async fn detail(State(c): State<Console>, s: Signed, Path(id): Path<i64>) -> Res
         Ok(v) => v.into_iter().map(|b| (b.id, b.label)).collect(),
         Err(_) => Vec::new(),
     };
-    page(&Detail {
-        nav: s.nav("instances"),
-        created: crate::render::when(&i.created),
-        i: row(&i),
-        addresses,
-        firewalls,
-        balancers,
-    })
+    let has_private = addresses.iter().any(|x| x.kind == "private IPv4");
+    let status = if rename.is_some() { axum::http::StatusCode::BAD_REQUEST } else { axum::http::StatusCode::OK };
+    let f = rename.unwrap_or_else(|| Form::new(&[("label", &i.label)]));
+    html(
+        status,
+        &Detail {
+            nav: s.nav("instances"),
+            created: crate::render::when(&i.created),
+            i: row(&i),
+            addresses,
+            firewalls,
+            balancers,
+            has_private,
+            f,
+        },
+    )
 }
 
 #[derive(Template)]
@@ -220,6 +236,21 @@ async fn action(State(c): State<Console>, Path((id, action)): Path<(i64, String)
         "boot" => app.instance_boot(a, id).await,
         "shutdown" => app.instance_shutdown(a, id).await,
         "reboot" => app.instance_reboot(a, id).await,
+        "private-ip" => {
+            let input = IpAllocate { kind: Some("ipv4".into()), public: Some(false), instance_id: Some(id) };
+            app.ip_allocate(a, input).await.map(|_| ())
+        }
+        "label" => {
+            let r = match read::<InstanceUpdate>(p.f.to_json(&[], &[], &[])) {
+                Ok(input) => app.instance_update(a, id, input).await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = r {
+                let f = Form::from_fields(&p.f).with_error(&e, &["label"]);
+                return render_detail(&c, &p.s, id, Some(f)).await;
+            }
+            Ok(())
+        }
         "delete" => {
             return match app.instance_delete(a, id).await {
                 Ok(()) => redirect(&c.p("/instances")),
