@@ -95,7 +95,9 @@ class Nubis:
         self.log = open(self.dir / "server.log", "w")
         self.proc = subprocess.Popen(
             [str(binary), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(self.dir),
-             "--bootstrap-token", self.token, "--operator-token", OPERATOR, "--config", str(self.dir / "config.toml")],
+             "--bootstrap-token", self.token, "--operator-token", OPERATOR, "--config", str(self.dir / "config.toml")]
+            # NUBIS_CONSOLE_DATABASE: run on PostgreSQL (a fresh database; see scripts/pg.sh).
+            + (["--database", os.environ["NUBIS_CONSOLE_DATABASE"]] if os.environ.get("NUBIS_CONSOLE_DATABASE") else []),
             stdout=subprocess.PIPE, stderr=self.log, text=True, env={**os.environ, "NUBIS_LOG": "warn"},
         )
         self.url = self.password_link = None

@@ -36,7 +36,7 @@ impl App {
             .ok_or_else(|| Error::invalid("client_id", "The console needs the account owner 'admin'"))?;
         // Public clients have no secret; the column holds the hash of a value nobody knows.
         let secret_hash = hash_secret_hex(&crate::auth::new_secret());
-        retry(|| async {
+        let r = retry(|| async {
             let mut tx = self.store.begin().await?;
             match self.store.oauth_client_get(CONSOLE_CLIENT_ID).await? {
                 Some(_) => {
@@ -57,7 +57,11 @@ impl App {
             }
             tx.commit().await
         })
-        .await?;
-        Ok(CONSOLE_CLIENT_ID.to_string())
+        .await;
+        match r {
+            // Another request registered it at the same moment.
+            Ok(()) | Err(Error::Unique(_)) => Ok(CONSOLE_CLIENT_ID.to_string()),
+            Err(e) => Err(e),
+        }
     }
 }
