@@ -101,6 +101,15 @@ def test_two_instances(ui):
     ui.click("Create")
     assert ui.d.find_elements(By.ID, "label-err") and ui.d.find_elements(By.ID, "root_pass-err")
     STATE["private"] = [create_instance(ui, "web-1"), create_instance(ui, "web-2")]
+    # One more on the VPC's subnet: its VPC address shows.
+    ui.go("/instances/new")
+    subnet = next(o.get_attribute("value") for o in ui.d.find_elements(By.CSS_SELECTOR, "#_subnet option")
+                  if "walk-net / backends" in o.text)
+    ui.fill({"label": "vpc-box", "root_pass": "aComplexP@ssword", "_subnet": subnet})
+    ui.el("#private_ip").click()
+    ui.click("Create")
+    ui.wait_text("Instance vpc-box")
+    assert "VPC" in ui.el("#addresses").text and "10.0.0." in ui.el("#addresses").text
     ui.shot("instance")
     ui.go("/instances")
     assert "web-1" in ui.text() and "web-2" in ui.text()
@@ -129,6 +138,7 @@ def test_walkthrough_by_clicking(ui):
     # A web server "inside" each instance, at the address the page shows.
     local = [c.text.split("--bind ")[1] for c in ui.d.find_elements(By.CSS_SELECTOR, "#step-instances code") if "--bind" in c.text]
     assert len(local) == 2
+    STATE["local"] = local
     STATE["backends"] = [serve_backend(a, n) for n, a in enumerate(local, 1)]
     # The balancer.
     ui.d.find_element(By.LINK_TEXT, "Create a load balancer").click()
@@ -219,6 +229,18 @@ def test_certificate_upload_and_https(ui, tmp_path):
     assert "200" in body.split("\r\n")[0] and re.search(r"backend [12]", body)
 
 
+def test_a_node_going_down_shows_without_reloading(ui):
+    ui.d.get(STATE["nb_url"])
+    marker = ui.el("h1")  # the same document throughout: only htmx swaps the nodes
+    STATE["backends"][1].shutdown()
+    STATE["backends"][1].server_close()
+    ui.wait(lambda: ui.el("[data-down]").get_attribute("data-down") == "1", "one node down", timeout=30)
+    assert not __import__("conftest").gone(marker)
+    assert "DOWN" in ui.el("table.nodes").text
+    STATE["backends"][1] = serve_backend(STATE["local"][1], 2)
+    ui.wait(lambda: ui.el("[data-up]").get_attribute("data-up") == "2", "both up again", timeout=30)
+
+
 def test_firewall_rule_editor_and_devices(ui):
     ui.go("/firewalls")
     ui.fill({"label": "web-fw"})
@@ -240,7 +262,7 @@ def test_firewall_rule_editor_and_devices(ui):
     ui.shot("firewall")
 
 
-def test_events_newest_first(ui):
+def test_events_newest_first(nubis, ui):
     ui.go("/events")
     rows = ui.d.find_elements(By.CSS_SELECTOR, "#events tbody tr")
     actions = [r.find_elements(By.TAG_NAME, "code")[0].text for r in rows]
@@ -248,6 +270,11 @@ def test_events_newest_first(ui):
     assert "instance_create" in actions and "vpc_create" in actions
     assert actions.index("nodebalancer_create") < actions.index("instance_create")
     ui.shot("events")
+    marker = ui.el("h1")
+    nubis.api("POST", "/vpcs", {"label": "live-net", "region": "us-east"})
+    ui.wait(lambda: "live-net" in ui.el("#events").text, "the new event, without reloading", timeout=15)
+    assert not __import__("conftest").gone(marker)
+    ui.go("/events")  # "Mark all seen" marks what the page was loaded with
     ui.click("Mark all seen")
     ui.wait(lambda: not ui.d.find_elements(By.CSS_SELECTOR, "#events tr.unseen"), "all seen")
 
