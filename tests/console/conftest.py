@@ -101,14 +101,16 @@ class Nubis:
             stdout=subprocess.PIPE, stderr=self.log, text=True, env={**os.environ, "NUBIS_LOG": "warn"},
         )
         self.url = self.password_link = None
+        self.addr = ""
         for line in self.proc.stdout:
             if "password of 'admin'" in line:
                 self.password_link = line.strip().rsplit(" ", 1)[-1]
             if line.startswith("nubis: console at "):
                 self.url = line.strip().removeprefix("nubis: console at ").rstrip("/")
             if line.startswith("nubis: listening on "):
+                self.addr = line.strip().removeprefix("nubis: listening on http://").removesuffix("/v4")
                 break
-        if not self.url or not self.url.startswith("http://127."):
+        if not self.addr.startswith("127.") or (self.url and not self.url.startswith("http://127.")):
             self.stop()
             raise RuntimeError("nubis did not start: " + (self.dir / "server.log").read_text())
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()

@@ -501,6 +501,20 @@ def test_the_console_can_live_under_a_path():
         n.stop()
 
 
+def test_the_console_can_be_turned_off():
+    from conftest import Nubis
+
+    n = Nubis('\n[console]\nenabled = false\n')
+    try:
+        assert n.url is None
+        root = f"http://{n.addr}"
+        with pytest.raises(urllib.error.HTTPError) as e:
+            DIRECT.open(root + "/", timeout=10)
+        assert e.value.code == 404 and b"errors" in e.value.read()
+    finally:
+        n.stop()
+
+
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *a, **k):
         return None

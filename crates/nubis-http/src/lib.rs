@@ -127,7 +127,11 @@ pub fn service_with(app: App, extra: Router) -> NormalizePath<compat::Compat<Rou
             ApiError::status(StatusCode::METHOD_NOT_ALLOWED, None, "Method not allowed")
         })
         .with_state(state)
-        .merge(extra.route_layer(axum::middleware::from_fn(middleware::record_route)))
+        .merge(if extra.has_routes() {
+            extra.route_layer(axum::middleware::from_fn(middleware::record_route))
+        } else {
+            extra
+        })
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
