@@ -12,6 +12,9 @@ cargo test --workspace --locked
 echo "==> client suite (official SDK and CLI, tests/clients)"
 scripts/clients-test.sh
 
+echo "==> web console in headless Chromium (tests/console)"
+scripts/console-test.sh
+
 echo "==> API suite on PostgreSQL"
 if PGENV=$(scripts/pg.sh start); then
   eval "$PGENV"

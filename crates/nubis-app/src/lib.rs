@@ -9,6 +9,7 @@ pub mod auth;
 pub mod billing;
 pub mod catalog;
 pub mod child_accounts;
+pub mod console;
 pub mod controls;
 mod dns;
 pub mod events;

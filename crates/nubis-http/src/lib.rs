@@ -82,6 +82,12 @@ pub fn operations(doc: &utoipa::openapi::OpenApi) -> Vec<(Method, String, String
 /// The service nubis serves: the API (under the spec's names and, through [`compat`], the hosted
 /// API's), `/healthz`, `/metrics`, `/v4/openapi.json`. A trailing slash is accepted on every path.
 pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
+    service_with(app, Router::new())
+}
+
+/// The same, with more routes beside the API's (the web console): they go through the same
+/// request pipeline; paths they do not serve are the API's (JSON) 404.
+pub fn service_with(app: App, extra: Router) -> NormalizePath<compat::Compat<Router>> {
     let limits = app.config().limits.clone();
     let state = ApiState {
         app: app.clone(),
@@ -121,6 +127,11 @@ pub fn service(app: App) -> NormalizePath<compat::Compat<Router>> {
             ApiError::status(StatusCode::METHOD_NOT_ALLOWED, None, "Method not allowed")
         })
         .with_state(state)
+        .merge(if extra.has_routes() {
+            extra.route_layer(axum::middleware::from_fn(middleware::record_route))
+        } else {
+            extra
+        })
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
@@ -148,8 +159,18 @@ pub async fn serve(
     app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, app, Router::new(), shutdown).await
+}
+
+/// [`serve`] with more routes beside the API's (see [`service_with`]).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    app: App,
+    extra: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
-    let svc = service(app);
+    let svc = service_with(app, extra);
     // Responses go out at once: hyper may write a large body after its headers, and with Nagle's
     // algorithm that second write waits for the client's delayed ACK (about 40 ms per page).
     let listener = listener.tap_io(|tcp| {

@@ -19,6 +19,7 @@ pub struct Config {
     pub transfers: TransfersConfig,
     pub billing: BillingConfig,
     pub signin: SigninConfig,
+    pub console: ConsoleConfig,
 }
 
 /// How the data plane reaches addresses.
@@ -278,6 +279,7 @@ impl Default for Config {
             transfers: TransfersConfig::default(),
             billing: BillingConfig::default(),
             signin: SigninConfig::default(),
+            console: ConsoleConfig::default(),
         }
     }
 }
@@ -400,4 +402,22 @@ pub fn default_images() -> Vec<ImageConfig> {
         i("linode/alpine3.20", "Alpine 3.20", "Alpine", 300),
         i("linode/rocky9", "Rocky Linux 9", "Rocky", 2000),
     ]
+}
+
+/// The web console served by `nubis serve` (`[console]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// Serve the console at all.
+    pub enabled: bool,
+    /// Path prefix of the console's pages (`/`: the site's root).
+    pub base_path: String,
+    /// Longest life of a console session (it also ends when its access token expires).
+    pub session_hours: i64,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        ConsoleConfig { enabled: true, base_path: "/".into(), session_hours: 12 }
+    }
 }

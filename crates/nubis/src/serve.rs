@@ -127,11 +127,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let link = app.admin_password_link(nubis_app::admin::BOOTSTRAP_USERNAME).await?;
         println!("nubis: set the password of 'admin' (the link works once): {link}");
     }
+    // The console's line comes first: scripts wait for the "listening" line and may stop reading.
+    let console = if app.config().console.enabled {
+        println!("nubis: console at http://{addr}{}/", app.console_base_path());
+        nubis_console::router(app.clone())
+    } else {
+        axum::Router::new()
+    };
     println!("nubis: listening on http://{addr}/v4");
     let _ = std::io::stdout().flush();
     tracing::info!(%addr, "API listening");
 
-    nubis_http::serve(listener, app.clone(), shutdown_signal()).await?;
+    nubis_http::serve_with(listener, app.clone(), console, shutdown_signal()).await?;
     if let Some(dp) = dataplane {
         dp.stop().await;
     }
