@@ -21,8 +21,11 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ClientCreate {
     /// 1..512 characters (required).
+    #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
-    /// Where the authorization server sends the user back with a code (required).
+    /// Where the authorization server sends the user back with a code (required): an `http` or
+    /// `https` URL with a host, no fragment, at most 2048 bytes.
+    #[schema(required = true, value_type = String)]
     pub redirect_uri: Option<String>,
     /// Public clients (apps that cannot keep a secret) use PKCE instead. Default false.
     pub public: Option<bool>,
@@ -100,7 +103,7 @@ impl App {
         let mut p = Problems::new();
         match &input.label {
             None => p.add("label", "Label is required"),
-            Some(l) => p.check(len_between(l, 1, 512), "label", LABEL_RULE),
+            Some(l) => p.check(len_between(l, LABEL_LEN.0, LABEL_LEN.1), "label", LABEL_RULE),
         }
         match &input.redirect_uri {
             None => p.add("redirect_uri", "redirect_uri is required"),
@@ -137,7 +140,7 @@ impl App {
         self.own_client(actor, id).await?;
         let mut p = Problems::new();
         if let Some(l) = &input.label {
-            p.check(len_between(l, 1, 512), "label", LABEL_RULE);
+            p.check(len_between(l, LABEL_LEN.0, LABEL_LEN.1), "label", LABEL_RULE);
         }
         if let Some(u) = &input.redirect_uri {
             p.check(is_redirect_uri(u), "redirect_uri", URI_RULE);
@@ -217,6 +220,12 @@ impl App {
         })
         .await
     }
+}
+
+const LABEL_LEN: (usize, usize) = (1, 512);
+
+fn label_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::text(LABEL_LEN.0, LABEL_LEN.1))
 }
 
 #[cfg(test)]

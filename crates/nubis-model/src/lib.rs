@@ -17,6 +17,7 @@ pub mod instance;
 pub mod ip;
 pub mod nodebalancer;
 pub mod page;
+pub mod schema;
 pub mod scope;
 pub mod service_transfer;
 pub mod signin;

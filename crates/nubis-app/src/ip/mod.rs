@@ -30,10 +30,13 @@ use crate::{App, retry};
 pub struct IpAllocate {
     /// Only `ipv4`.
     #[serde(rename = "type")]
+    #[schema(required = true, schema_with = ipv4_only)]
     pub kind: Option<String>,
     /// A public address needs operators to have enabled more for the instance; a private one is
     /// given only to an instance without one.
+    #[schema(required = true, value_type = bool)]
     pub public: Option<bool>,
+    #[schema(required = true, value_type = i64)]
     pub instance_id: Option<i64>,
 }
 
@@ -160,4 +163,8 @@ fn check_allocate(p: &mut Problems, input: &IpAllocate) {
     if input.public.is_none() {
         p.add("public", "public is required");
     }
+}
+
+fn ipv4_only() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::one_of(&["ipv4"]))
 }

@@ -21,6 +21,9 @@ use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
 use crate::list::page_of;
 use crate::routes::empty;
 
+/// The filterable fields of an instance's balancers.
+pub(crate) const INSTANCE_NODEBALANCER_FILTERABLE: &[&str] = &["id", "label", "region"];
+
 pub fn router() -> OpenApiRouter<ApiState> {
     OpenApiRouter::new()
         .routes(routes!(instance_list, instance_create))
@@ -154,5 +157,5 @@ async fn instance_nodebalancers_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.instance_nodebalancers_list(&actor, id).await?, &q, &["id", "label", "region"])
+    page_of(&app.instance_nodebalancers_list(&actor, id).await?, &q, INSTANCE_NODEBALANCER_FILTERABLE)
 }
