@@ -179,6 +179,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ListQuery {
             match k.as_str() {
                 "page" => match v.parse::<u64>() {
                     Ok(n) if n >= 1 => page.page = n,
+                    // A page number past 64 bits is past the end of any list: an empty page.
+                    Err(_) if v.bytes().all(|b| b.is_ascii_digit()) && v.bytes().any(|b| b != b'0') => {
+                        page.page = u64::MAX
+                    }
                     _ => errors.push(FieldError::new("page", "Must be an integer of at least 1")),
                 },
                 "page_size" => match v.parse::<u64>() {

@@ -64,6 +64,26 @@ pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
     v
 }
 
+/// The test controls' document with the same standard answers as the API's ([`contract`]), but
+/// `429`: the controls are not rate-limited.
+pub fn controls_contract(doc: &utoipa::openapi::OpenApi) -> Value {
+    let mut v = contract(doc);
+    if let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) {
+        for op in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|item| item.values_mut()) {
+            if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+                responses.remove("429");
+            }
+            // A text body may be empty (an empty fixture file loads nothing).
+            if let Some(body) = op.get_mut("requestBody").and_then(Value::as_object_mut)
+                && body.get("content").and_then(|c| c.get("application/json")).is_none()
+            {
+                body.insert("required".into(), json!(false));
+            }
+        }
+    }
+    v
+}
+
 /// The body field that names a created record in the path of its own operations.
 fn id_field(param: &str) -> Option<&'static str> {
     match param {
@@ -258,7 +278,14 @@ fn x_filter(path: &str, op: &Value, schemas: &Value) -> Value {
     for f in fields {
         let field = property(schemas, &item, f);
         let t = field.and_then(filter_type).unwrap_or("string");
-        properties.insert((*f).to_string(), json!({"type": t}));
+        let value = match t {
+            // Compared with a 64-bit column.
+            "integer" => json!({"type": t, "minimum": i64::MIN, "maximum": i64::MAX}),
+            // Amounts in dollars, compared in cents.
+            "number" => json!({"type": t, "minimum": -9.0e15, "maximum": 9.0e15}),
+            _ => json!({"type": t}),
+        };
+        properties.insert((*f).to_string(), value);
         if field.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("array") {
             orderable.push(*f);
         }

@@ -16,6 +16,7 @@ pub mod grants;
 pub mod instance;
 pub mod ip;
 pub mod nodebalancer;
+pub mod object;
 pub mod page;
 pub mod schema;
 pub mod scope;

@@ -41,6 +41,7 @@ pub struct CardInput {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PaymentMethodCreate {
     #[schema(required = true, value_type = CardInput)]
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub data: Option<CardInput>,
     pub is_default: Option<bool>,
     /// `credit_card`.

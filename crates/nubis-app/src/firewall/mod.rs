@@ -52,6 +52,7 @@ pub struct FirewallCreate {
     #[schema(required = true, schema_with = create_rules_schema)]
     pub rules: Option<Value>,
     /// Services to assign the firewall to (read_write access to each is required).
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub devices: Option<CreateDevices>,
     #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,

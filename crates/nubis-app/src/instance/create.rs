@@ -52,6 +52,7 @@ pub struct InstanceCreate {
     /// Up to three interfaces (eth0..eth2): `public`, `vlan` (by label; created on first use) or
     /// `vpc` (on a subnet).
     #[schema(schema_with = interfaces_schema)]
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub interfaces: Option<Vec<InterfaceRequest>>,
     /// A firewall to assign the instance to (read_write access to it is required).
     pub firewall_id: Option<i64>,
@@ -61,6 +62,7 @@ pub struct InstanceCreate {
     pub backup_id: Option<i64>,
     pub authorized_keys: Option<Vec<String>>,
     pub authorized_users: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub metadata: Option<Metadata>,
     #[schema(schema_with = swap_schema)]
     pub swap_size: Option<i64>,
@@ -88,6 +90,7 @@ pub struct InterfaceRequest {
     pub primary: Option<bool>,
     /// The subnet (vpc interfaces).
     pub subnet_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub ipv4: Option<InterfaceIpv4Request>,
     pub ip_ranges: Option<Vec<String>>,
 }

@@ -45,6 +45,7 @@ pub struct InstanceUpdate {
     pub tags: Option<Vec<String>>,
     #[schema(schema_with = group_schema)]
     pub group: Option<String>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub alerts: Option<AlertsUpdate>,
     pub watchdog_enabled: Option<bool>,
 }

@@ -27,6 +27,7 @@ pub struct IpAssign {
     pub region: Option<String>,
     /// At least one.
     #[schema(required = true, schema_with = assignments_schema)]
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub assignments: Option<Vec<Assignment>>,
 }
 

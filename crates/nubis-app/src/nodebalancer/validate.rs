@@ -35,6 +35,7 @@ pub struct NodeBalancerCreate {
     /// A firewall to assign to the balancer.
     pub firewall_id: Option<i64>,
     /// Configs created with the balancer, each with at least one node.
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub configs: Option<Vec<ConfigRequest>>,
 }
 
@@ -101,6 +102,7 @@ pub struct ConfigRequest {
     /// `<REDACTED>` keeps the current one.
     pub ssl_key: Option<String>,
     /// Nodes (on create with the balancer, and on rebuild).
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub nodes: Option<Vec<NodeRequest>>,
 }
 

@@ -48,6 +48,7 @@ impl Via {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TransferCreate {
     #[schema(required = true, value_type = TransferCreateEntities)]
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub entities: Option<TransferCreateEntities>,
 }
 

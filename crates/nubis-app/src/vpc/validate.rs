@@ -28,6 +28,7 @@ pub struct VpcCreate {
     #[schema(required = true, value_type = String)]
     pub region: Option<String>,
     /// Subnets created with the VPC, all or none.
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub subnets: Option<Vec<SubnetCreate>>,
 }
 
