@@ -28,13 +28,17 @@ from conftest import Nubis
 # them only, every other check runs. The reasons are also in docs/decisions.md ("Exact request
 # schemas").
 NOT_SCHEMA_ONLY = {
-    # Existence of referenced records (an instance, a balancer, a firewall, a region of the
-    # catalog, an address of the account), answered 400 on the field that names them.
+    # Existence of referenced records (an instance, a balancer, a firewall, a region, type or
+    # image of the catalog, an address of the account), answered 400 on the field that names
+    # them; an instance create also needs root_pass with an image, of three character classes.
     "references": [
         "entity_transfer_create", "service_transfer_create", "firewall_device_create", "ip_allocate",
         "instance_ip_allocate", "ip_share", "ipv4_share", "ipv6_range_create", "nodebalancer_create",
-        "vpc_create", "nodebalancer_config_node_create", "nodebalancer_node_create",
+        "vpc_create", "nodebalancer_config_node_create", "nodebalancer_node_create", "instance_create",
+        "ip_assign", "ipv4_assign",
     ],
+    # A thumbnail is a PNG or JPEG file (its signature), which a binary body's schema cannot state.
+    "image": ["oauth_client_thumbnail_update"],
     # A subnet's range: a canonical network inside RFC 1918 space, outside 192.168.128.0/17, not
     # overlapping the VPC's other subnets.
     "subnet range": ["subnet_create"],
@@ -48,14 +52,14 @@ NOT_SCHEMA_ONLY = {
     # Cross-field and computed rules: a config's check_timeout below check_interval, https with a
     # matching certificate and key, ports only for TCP/UDP and ranges ascending, CPU alerts up to
     # 100 per vCPU of the instance's type, a card's Luhn digit and expiry in the future (the
-    # clock), redirect URIs, dollar amounts, country-dependent state and ZIP codes, SSH keys,
-    # read-only settings that may be sent unchanged, token expiry in the future.
+    # clock), dollar amounts, country-dependent state and ZIP codes, read-only settings that may
+    # be sent unchanged, token expiry in the future.
     "cross-field": [
         "nodebalancer_config_create", "nodebalancer_config_update", "nodebalancer_config_rebuild",
         "nodebalancer_update", "nodebalancer_node_update", "firewall_rules_update", "firewall_create",
         "instance_update", "credit_card_add", "payment_method_create", "payment_create", "paypal_stage",
-        "paypal_execute", "oauth_client_create", "oauth_client_update", "token_create", "account_update",
-        "account_settings_update", "profile_update",
+        "paypal_execute", "token_create", "account_update",
+        "account_settings_update",
     ],
 }
 

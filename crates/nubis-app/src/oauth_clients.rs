@@ -24,17 +24,29 @@ pub struct ClientCreate {
     #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
     /// Where the authorization server sends the user back with a code (required): an `http` or
-    /// `https` URL with a host, no fragment, at most 2048 bytes.
-    #[schema(required = true, value_type = String)]
+    /// `https` URL with a host, no fragment, at most 2048 characters.
+    #[schema(required = true, schema_with = redirect_uri_schema)]
     pub redirect_uri: Option<String>,
     /// Public clients (apps that cannot keep a secret) use PKCE instead. Default false.
     pub public: Option<bool>,
 }
 
-pub type ClientUpdate = ClientCreate;
+/// `PUT /v4/account/oauth-clients/{client_id}`: the fields given change.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ClientUpdate {
+    #[schema(schema_with = optional_label_schema)]
+    pub label: Option<String>,
+    #[schema(schema_with = optional_redirect_uri_schema)]
+    pub redirect_uri: Option<String>,
+    pub public: Option<bool>,
+}
 
 const LABEL_RULE: &str = "Length must be 1-512 characters";
 const URI_RULE: &str = "Must be an absolute http or https URL without a fragment";
+const URI_MAX_LEN: usize = 2048;
+/// [`is_redirect_uri`] as a pattern: `http://` or `https://`, a host (up to `/` or `?`), no
+/// fragment, no whitespace or control characters.
+const URI_PATTERN: &str = r"^https?://[^/?#\s\x00-\x1f\x7f-\x9f][^#\s\x00-\x1f\x7f-\x9f]*$";
 
 /// An absolute `http(s)://host...` URL without a fragment.
 fn is_redirect_uri(u: &str) -> bool {
@@ -44,7 +56,7 @@ fn is_redirect_uri(u: &str) -> bool {
             let host = r.split(['/', '?']).next().unwrap_or("");
             !host.is_empty()
                 && !u.contains('#')
-                && u.len() <= 2048
+                && u.chars().count() <= URI_MAX_LEN
                 && !u.chars().any(|c| c.is_whitespace() || c.is_control())
         }
         None => false,
@@ -226,6 +238,20 @@ const LABEL_LEN: (usize, usize) = (1, 512);
 
 fn label_schema() -> utoipa::openapi::Schema {
     nubis_model::schema::schema(nubis_model::schema::text(LABEL_LEN.0, LABEL_LEN.1))
+}
+
+fn redirect_uri_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::pattern(8, URI_MAX_LEN, URI_PATTERN))
+}
+
+fn optional_label_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, schema, text};
+    schema(or_null(text(LABEL_LEN.0, LABEL_LEN.1)))
+}
+
+fn optional_redirect_uri_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, pattern, schema};
+    schema(or_null(pattern(8, URI_MAX_LEN, URI_PATTERN)))
 }
 
 #[cfg(test)]

@@ -26,7 +26,9 @@ pub struct ProfileUpdate {
     #[schema(schema_with = lish_schema)]
     pub lish_auth_method: Option<String>,
     #[serde(default, deserialize_with = "nubis_model::grants::present")]
-    #[schema(value_type = Option<Vec<String>>)]
+    /// Public SSH keys (each with something besides whitespace, up to 8192 characters trimmed);
+    /// null removes them all.
+    #[schema(schema_with = keys_schema)]
     pub authorized_keys: Option<Option<Vec<String>>>,
 }
 
@@ -52,7 +54,7 @@ fn validate(u: &ProfileUpdate) -> Result<()> {
     }
     if let Some(Some(keys)) = &u.authorized_keys {
         for (i, k) in keys.iter().enumerate() {
-            p.check(len_between(k.trim(), 1, 8192), format!("authorized_keys[{i}]"), "Must be a public SSH key");
+            p.check(len_between(k.trim(), 1, KEY_MAX_LEN), format!("authorized_keys[{i}]"), "Must be a public SSH key");
         }
     }
     p.finish()
@@ -120,6 +122,16 @@ impl App {
 }
 
 const TIMEZONE_LEN: (usize, usize) = (1, 64);
+const KEY_MAX_LEN: usize = 8192;
+
+/// A key is refused when it is only whitespace or longer than the limit once trimmed; the
+/// document says "something besides whitespace, at most the limit untrimmed" (a key padded with
+/// whitespace past the limit is accepted but not documented).
+fn keys_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{array, or_null, schema};
+    let key = serde_json::json!({"type": "string", "pattern": "\\S", "maxLength": KEY_MAX_LEN});
+    schema(or_null(array(key, None)))
+}
 const LISH_METHODS: &[&str] = &["password_keys", "keys_only", "disabled"];
 
 fn email_schema() -> utoipa::openapi::Schema {
