@@ -33,9 +33,9 @@ NOT_SCHEMA_ONLY = {
     # them; an instance create also needs root_pass with an image, of three character classes.
     "references": [
         "entity_transfer_create", "service_transfer_create", "firewall_device_create", "ip_allocate",
-        "instance_ip_allocate", "ip_share", "ipv4_share", "ipv6_range_create", "nodebalancer_create",
+        "ip_share", "ipv4_share", "ipv6_range_create", "nodebalancer_create",
         "vpc_create", "nodebalancer_config_node_create", "nodebalancer_node_create", "instance_create",
-        "ip_assign", "ipv4_assign",
+        "ip_assign", "ipv4_assign", "nodebalancer_node_update",
     ],
     # A thumbnail is a PNG or JPEG file (its signature), which a binary body's schema cannot state.
     "image": ["oauth_client_thumbnail_update"],
@@ -44,10 +44,12 @@ NOT_SCHEMA_ONLY = {
     "subnet range": ["subnet_create"],
     # State: the owner cannot be deleted nor restricted, a user's own grants are read through
     # /profile, grants only for restricted users, usernames and labels unique, the default payment
-    # method cannot be deleted, promo codes must exist.
+    # method cannot be deleted, promo codes must exist, a public address only once operators
+    # allowed more for the instance and a private one only for an instance without one.
     "state": [
         "user_delete", "user_grants_get", "user_grants_update", "user_create", "user_update",
         "payment_method_delete", "promo_code_add", "firewall_update", "vpc_update", "subnet_update",
+        "nodebalancer_update", "instance_ip_allocate",
     ],
     # Cross-field and computed rules: a config's check_timeout below check_interval, https with a
     # matching certificate and key, ports only for TCP/UDP and ranges ascending, CPU alerts up to
@@ -56,7 +58,7 @@ NOT_SCHEMA_ONLY = {
     # be sent unchanged, token expiry in the future.
     "cross-field": [
         "nodebalancer_config_create", "nodebalancer_config_update", "nodebalancer_config_rebuild",
-        "nodebalancer_update", "nodebalancer_node_update", "firewall_rules_update", "firewall_create",
+        "firewall_rules_update", "firewall_create",
         "instance_update", "credit_card_add", "payment_method_create", "payment_create", "paypal_stage",
         "paypal_execute", "token_create", "account_update",
         "account_settings_update",

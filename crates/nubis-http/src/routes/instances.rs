@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
-use nubis_app::ip::{IpAllocate, IpUpdate};
+use nubis_app::ip::{InstanceIpAllocate, IpUpdate};
 use nubis_model::firewall::{FIREWALL_FILTERABLE, Firewall};
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
 use nubis_model::ip::{InstanceIps, IpAddress};
@@ -100,12 +100,12 @@ async fn instance_ips_list(
     Ok(Json(app.instance_ips_list(&actor, id).await?))
 }
 
-#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/ips", tag = "instances", params(("instance_id" = i64, Path)), request_body = IpAllocate, responses((status = 200, body = IpAddress)))]
+#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/ips", tag = "instances", params(("instance_id" = i64, Path)), request_body = InstanceIpAllocate, responses((status = 200, body = IpAddress)))]
 async fn instance_ip_allocate(
     State(app): State<App>,
     actor: Auth,
     ApiPath(id): ApiPath<i64>,
-    ApiJson(body): ApiJson<IpAllocate>,
+    ApiJson(body): ApiJson<InstanceIpAllocate>,
 ) -> ApiResult<Json<IpAddress>> {
     Ok(Json(app.instance_ip_allocate(&actor, id, body).await?))
 }
