@@ -44,20 +44,32 @@ pub struct ClientUpdate {
 const LABEL_RULE: &str = "Length must be 1-512 characters";
 const URI_RULE: &str = "Must be an absolute http or https URL without a fragment";
 const URI_MAX_LEN: usize = 2048;
-/// [`is_redirect_uri`] as a pattern: `http://` or `https://`, a host (up to `/` or `?`), no
-/// fragment, no whitespace or control characters.
-const URI_PATTERN: &str = r"^https?://[^/?#\s\x00-\x1f\x7f-\x9f][^#\s\x00-\x1f\x7f-\x9f]*$";
+/// The characters of a host name (RFC 3986 `reg-name`: ASCII letters, digits, `-._~`, the
+/// sub-delimiters and percent signs).
+const HOST_CHARS: &str = "-._~!$&'()*+,;=%";
+/// [`is_redirect_uri`] as a pattern: `http://` or `https://`, a host name of [`HOST_CHARS`] and
+/// letters and digits, an optional port, then a path or query without a fragment; no whitespace
+/// or control characters anywhere.
+const URI_PATTERN: &str =
+    concat!(r"^https?://[A-Za-z0-9\-._~!$&'()*+,;=%]+(:[0-9]+)?", r"([/?][^#\s\x00-\x1f\x7f-\x9f]*)?$");
 
-/// An absolute `http(s)://host...` URL without a fragment.
+/// An absolute `http(s)://host[:port]...` URL without a fragment, whose host is an ASCII name
+/// (RFC 3986 `reg-name`, which covers IPv4 addresses; no user part, no IPv6 literal), so that every
+/// URL parser reads the same host from it.
 fn is_redirect_uri(u: &str) -> bool {
+    let bad = |c: char| c.is_whitespace() || c.is_control();
     let rest = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"));
     match rest {
         Some(r) => {
-            let host = r.split(['/', '?']).next().unwrap_or("");
-            !host.is_empty()
-                && !u.contains('#')
-                && u.chars().count() <= URI_MAX_LEN
-                && !u.chars().any(|c| c.is_whitespace() || c.is_control())
+            let authority = r.split(['/', '?']).next().unwrap_or("");
+            let (host, port) = match authority.find(':') {
+                Some(i) => authority.split_at(i),
+                None => (authority, ""),
+            };
+            let host_ok = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || HOST_CHARS.contains(c));
+            let port_ok = port.is_empty()
+                || port.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+            host_ok && port_ok && !u.contains('#') && u.chars().count() <= URI_MAX_LEN && !u.chars().any(bad)
         }
         None => false,
     }

@@ -31,6 +31,11 @@ pub(crate) fn map_err(e: sqlx::Error) -> Error {
         if matches!(d.code().as_deref(), Some("40001" | "40P01")) {
             return Error::Retry;
         }
+        // PostgreSQL's text cannot hold a NUL character (SQLite's can): the request's text is
+        // refused, not the server's fault.
+        if d.code().as_deref() == Some("22021") {
+            return Error::Invalid(vec![nubis_model::FieldError::general("Text must not contain the NUL character")]);
+        }
     }
     if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) {
         return Error::Unavailable("database unavailable".into());

@@ -49,3 +49,35 @@ async fn an_email_address_is_measured_in_characters() {
     let long = format!("{}@example.com", "é".repeat(117));
     api.put("/profile", json!({"email": long})).await.expect_error(400, "email");
 }
+
+#[tokio::test]
+async fn a_redirect_uri_names_one_host() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for ok in ["http://127.0.0.1:8080/cb?x=1", "https://app.example", "https://xn--bcher-kva.example/cb"] {
+        api.post("/account/oauth-clients", json!({"label": "c", "redirect_uri": ok})).await.ok();
+    }
+    // URL parsers disagree on these hosts (or find none, or refuse them).
+    for bad in ["http://[/cb", "http://[0]/cb", "http://user@host/cb", "http://host:/cb", "http://b\u{fe6b}c/cb"] {
+        api.post("/account/oauth-clients", json!({"label": "c", "redirect_uri": bad}))
+            .await
+            .expect_error(400, "redirect_uri");
+    }
+}
+
+#[tokio::test]
+async fn a_nul_character_in_text_is_never_a_server_error() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let vpc = api.post("/vpcs", json!({"label": "v1", "region": "us-east"})).await.ok().clone();
+    let r = api.put(&format!("/vpcs/{}", vpc["id"]), json!({"description": "K\u{0}"})).await;
+    // SQLite keeps the character; PostgreSQL's text cannot, and the request is refused.
+    if crate::support::on_postgres() {
+        r.status_is(400);
+        assert_eq!(api.get(&format!("/vpcs/{}", vpc["id"])).await.ok()["description"], "");
+    } else {
+        assert_eq!(r.ok()["description"], "K\u{0}");
+    }
+    let filtered = api.get_filtered("/vpcs", "{\"label\": \"a\\u0000\"}").await;
+    assert!(filtered.status < 500, "{}", filtered.text);
+}
