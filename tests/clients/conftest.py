@@ -2,7 +2,7 @@
 official clients of the hosted API pointed at it before their first call.
 
 Fixtures:
-- `nubis`: the running server (`base_url`, `token`, `addr`, `api(method, path, json=None)` for
+- `nubis`: the running server (`base_url`, `token`, `operator_token`, `addr`, `api(method, path, json=None)` for
   raw HTTP, `wait_for(fn)`), one per test session.
 - `client`: a `linode_api4.LinodeClient` with `base_url` set to the server.
 - `cli`: a runner of `linode-cli` (`cli("linodes", "list")` returns the parsed `--json` output;
@@ -94,6 +94,8 @@ class Nubis:
         self.dir = Path(tempfile.mkdtemp(prefix="nubis-clients-"))
         (self.dir / "config.toml").write_text(config)
         self.token = "clients-" + secrets.token_hex(16)
+        # A token of the test controls (`/nubis/v1`); it reaches nothing of `/v4`.
+        self.operator_token = "operator-" + secrets.token_hex(16)
         self.log = open(self.dir / "server.log", "w")
         database = os.environ.get("NUBIS_CLIENTS_DATABASE") or f"sqlite://{self.dir / 'nubis.db'}"
         self.proc = subprocess.Popen(
@@ -103,6 +105,7 @@ class Nubis:
                 "--data-dir", str(self.dir),
                 "--database", database,
                 "--bootstrap-token", self.token,
+                "--operator-token", self.operator_token,
                 "--config", str(self.dir / "config.toml"),
             ],
             stdout=subprocess.PIPE,

@@ -41,12 +41,15 @@ def test_the_generated_client_runs_the_walkthrough(nubis, generated):
         nodebalancer_node_create,
     )
     from nubis_client.models import (
+        CheckKind,
         ConfigRequest,
         ErrorEnvelope,
         InstanceCreate,
         IpAllocate,
+        IpAllocateType,
         NodeBalancerCreate,
         NodeRequest,
+        Protocol,
     )
 
     client = AuthenticatedClient(base_url=f"http://{nubis.addr}", token=nubis.token, raise_on_unexpected_status=True)
@@ -58,7 +61,7 @@ def test_the_generated_client_runs_the_walkthrough(nubis, generated):
     nb = ok(nodebalancer_create.sync(client=client, body=NodeBalancerCreate(region="us-east", label="gen-balancer")))
     cfg = ok(nodebalancer_config_create.sync(
         nb.id, client=client,
-        body=ConfigRequest(port=80, protocol="http", check="connection", check_interval=2, check_timeout=1),
+        body=ConfigRequest(port=80, protocol=Protocol.HTTP, check=CheckKind.CONNECTION, check_interval=2, check_timeout=1),
     ))
     for n in (1, 2):
         inst = ok(instance_create.sync(client=client, body=InstanceCreate(
@@ -69,7 +72,7 @@ def test_the_generated_client_runs_the_walkthrough(nubis, generated):
         while ok(instance_get.sync(inst.id, client=client)).status.value != "offline":
             assert time.time() < deadline, "instance never became offline"
             time.sleep(0.1)
-        ip = ok(ip_allocate.sync(client=client, body=IpAllocate(type_="ipv4", public=False, instance_id=inst.id)))
+        ip = ok(ip_allocate.sync(client=client, body=IpAllocate(type_=IpAllocateType.IPV4, public=False, instance_id=inst.id)))
         assert ip.address.startswith("192.168.") and ip.instance_id == inst.id
         assert instance_boot.sync_detailed(inst.id, client=client).status_code == 200
         node = ok(nodebalancer_node_create.sync(

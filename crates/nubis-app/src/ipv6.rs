@@ -23,6 +23,7 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Ipv6RangeCreate {
     /// 56 or 64.
+    #[schema(required = true, schema_with = prefix_schema)]
     pub prefix_length: Option<i64>,
     /// The instance whose SLAAC address the range is routed to.
     pub instance_id: Option<i64>,
@@ -235,4 +236,8 @@ impl App {
             Err(e) => Err(e),
         }
     }
+}
+
+fn prefix_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(serde_json::json!({"type": "integer", "enum": [56, 64]}))
 }

@@ -21,28 +21,55 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ClientCreate {
     /// 1..512 characters (required).
+    #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
-    /// Where the authorization server sends the user back with a code (required).
+    /// Where the authorization server sends the user back with a code (required): an `http` or
+    /// `https` URL with a host, no fragment, at most 2048 characters.
+    #[schema(required = true, schema_with = redirect_uri_schema)]
     pub redirect_uri: Option<String>,
     /// Public clients (apps that cannot keep a secret) use PKCE instead. Default false.
     pub public: Option<bool>,
 }
 
-pub type ClientUpdate = ClientCreate;
+/// `PUT /v4/account/oauth-clients/{client_id}`: the fields given change.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ClientUpdate {
+    #[schema(schema_with = optional_label_schema)]
+    pub label: Option<String>,
+    #[schema(schema_with = optional_redirect_uri_schema)]
+    pub redirect_uri: Option<String>,
+    pub public: Option<bool>,
+}
 
 const LABEL_RULE: &str = "Length must be 1-512 characters";
 const URI_RULE: &str = "Must be an absolute http or https URL without a fragment";
+const URI_MAX_LEN: usize = 2048;
+/// The characters of a host name (RFC 3986 `reg-name`: ASCII letters, digits, `-._~`, the
+/// sub-delimiters and percent signs).
+const HOST_CHARS: &str = "-._~!$&'()*+,;=%";
+/// [`is_redirect_uri`] as a pattern: `http://` or `https://`, a host name of [`HOST_CHARS`] and
+/// letters and digits, an optional port, then a path or query without a fragment; no whitespace
+/// or control characters anywhere.
+const URI_PATTERN: &str =
+    concat!(r"^https?://[A-Za-z0-9\-._~!$&'()*+,;=%]+(:[0-9]+)?", r"([/?][^#\s\x00-\x1f\x7f-\x9f]*)?$");
 
-/// An absolute `http(s)://host...` URL without a fragment.
+/// An absolute `http(s)://host[:port]...` URL without a fragment, whose host is an ASCII name
+/// (RFC 3986 `reg-name`, which covers IPv4 addresses; no user part, no IPv6 literal), so that every
+/// URL parser reads the same host from it.
 fn is_redirect_uri(u: &str) -> bool {
+    let bad = |c: char| c.is_whitespace() || c.is_control();
     let rest = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"));
     match rest {
         Some(r) => {
-            let host = r.split(['/', '?']).next().unwrap_or("");
-            !host.is_empty()
-                && !u.contains('#')
-                && u.len() <= 2048
-                && !u.chars().any(|c| c.is_whitespace() || c.is_control())
+            let authority = r.split(['/', '?']).next().unwrap_or("");
+            let (host, port) = match authority.find(':') {
+                Some(i) => authority.split_at(i),
+                None => (authority, ""),
+            };
+            let host_ok = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || HOST_CHARS.contains(c));
+            let port_ok = port.is_empty()
+                || port.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+            host_ok && port_ok && !u.contains('#') && u.chars().count() <= URI_MAX_LEN && !u.chars().any(bad)
         }
         None => false,
     }
@@ -100,7 +127,7 @@ impl App {
         let mut p = Problems::new();
         match &input.label {
             None => p.add("label", "Label is required"),
-            Some(l) => p.check(len_between(l, 1, 512), "label", LABEL_RULE),
+            Some(l) => p.check(len_between(l, LABEL_LEN.0, LABEL_LEN.1), "label", LABEL_RULE),
         }
         match &input.redirect_uri {
             None => p.add("redirect_uri", "redirect_uri is required"),
@@ -137,7 +164,7 @@ impl App {
         self.own_client(actor, id).await?;
         let mut p = Problems::new();
         if let Some(l) = &input.label {
-            p.check(len_between(l, 1, 512), "label", LABEL_RULE);
+            p.check(len_between(l, LABEL_LEN.0, LABEL_LEN.1), "label", LABEL_RULE);
         }
         if let Some(u) = &input.redirect_uri {
             p.check(is_redirect_uri(u), "redirect_uri", URI_RULE);
@@ -217,6 +244,26 @@ impl App {
         })
         .await
     }
+}
+
+const LABEL_LEN: (usize, usize) = (1, 512);
+
+fn label_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::text(LABEL_LEN.0, LABEL_LEN.1))
+}
+
+fn redirect_uri_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::pattern(8, URI_MAX_LEN, URI_PATTERN))
+}
+
+fn optional_label_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, schema, text};
+    schema(or_null(text(LABEL_LEN.0, LABEL_LEN.1)))
+}
+
+fn optional_redirect_uri_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, pattern, schema};
+    schema(or_null(pattern(8, URI_MAX_LEN, URI_PATTERN)))
 }
 
 #[cfg(test)]

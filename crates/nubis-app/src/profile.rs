@@ -16,13 +16,19 @@ use crate::{App, retry};
 /// `PUT /v4/profile`. Read-only fields of the profile are accepted and ignored.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ProfileUpdate {
+    #[schema(schema_with = email_schema)]
     pub email: Option<String>,
+    /// A time zone name such as `US/Eastern`: 1..64 of letters, digits and `/ _ - +`.
+    #[schema(schema_with = timezone_schema)]
     pub timezone: Option<String>,
     pub email_notifications: Option<bool>,
     pub ip_whitelist_enabled: Option<bool>,
+    #[schema(schema_with = lish_schema)]
     pub lish_auth_method: Option<String>,
     #[serde(default, deserialize_with = "nubis_model::grants::present")]
-    #[schema(value_type = Option<Vec<String>>)]
+    /// Public SSH keys (each with something besides whitespace, up to 8192 characters trimmed);
+    /// null removes them all.
+    #[schema(schema_with = keys_schema)]
     pub authorized_keys: Option<Option<Vec<String>>>,
 }
 
@@ -33,21 +39,22 @@ fn validate(u: &ProfileUpdate) -> Result<()> {
     }
     if let Some(tz) = &u.timezone {
         p.check(
-            len_between(tz, 1, 64) && tz.chars().all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c)),
+            len_between(tz, TIMEZONE_LEN.0, TIMEZONE_LEN.1)
+                && tz.chars().all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c)),
             "timezone",
             "Must be a time zone name such as US/Eastern",
         );
     }
     if let Some(m) = &u.lish_auth_method {
         p.check(
-            ["password_keys", "keys_only", "disabled"].contains(&m.as_str()),
+            LISH_METHODS.contains(&m.as_str()),
             "lish_auth_method",
             "Must be one of password_keys, keys_only, disabled",
         );
     }
     if let Some(Some(keys)) = &u.authorized_keys {
         for (i, k) in keys.iter().enumerate() {
-            p.check(len_between(k.trim(), 1, 8192), format!("authorized_keys[{i}]"), "Must be a public SSH key");
+            p.check(len_between(k.trim(), 1, KEY_MAX_LEN), format!("authorized_keys[{i}]"), "Must be a public SSH key");
         }
     }
     p.finish()
@@ -112,4 +119,31 @@ impl App {
         }
         Ok(Some(view))
     }
+}
+
+const TIMEZONE_LEN: (usize, usize) = (1, 64);
+const KEY_MAX_LEN: usize = 8192;
+
+/// A key is refused when it is only whitespace or longer than the limit once trimmed; the
+/// document says "something besides whitespace, at most the limit untrimmed" (a key padded with
+/// whitespace past the limit is accepted but not documented).
+fn keys_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{array, or_null, schema};
+    let key = serde_json::json!({"type": "string", "pattern": "\\S", "maxLength": KEY_MAX_LEN});
+    schema(or_null(array(key, None)))
+}
+const LISH_METHODS: &[&str] = &["password_keys", "keys_only", "disabled"];
+
+fn email_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::or_null(nubis_model::schema::email()))
+}
+
+fn timezone_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, pattern, schema};
+    schema(or_null(pattern(TIMEZONE_LEN.0, TIMEZONE_LEN.1, "^[A-Za-z0-9/_+-]*$")))
+}
+
+fn lish_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{one_of, or_null, schema};
+    schema(or_null(one_of(LISH_METHODS)))
 }

@@ -17,6 +17,7 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TokenCreate {
     /// 1..100 characters.
+    #[schema(schema_with = label_schema)]
     pub label: Option<String>,
     /// `*` or space-separated scopes, at most those of the acting token. Omitted or `*`: the
     /// acting token's scopes.
@@ -27,6 +28,7 @@ pub struct TokenCreate {
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TokenUpdate {
+    #[schema(schema_with = label_schema)]
     pub label: Option<String>,
 }
 
@@ -40,7 +42,7 @@ fn token_entity(t: &Token) -> EventEntity {
 fn validate_create(actor: &Actor, input: &TokenCreate) -> Result<(String, String, Option<Timestamp>)> {
     let mut p = Problems::new();
     let label = input.label.clone().unwrap_or_else(|| DEFAULT_LABEL.to_string());
-    p.check(len_between(&label, 1, 100), "label", "Length must be 1-100 characters");
+    p.check(len_between(&label, LABEL_LEN.0, LABEL_LEN.1), "label", "Length must be 1-100 characters");
     let scopes = match input.scopes.as_deref().map(str::trim) {
         None | Some("*") => actor.scopes_text.clone(),
         Some(s) => match Scopes::parse(s) {
@@ -128,7 +130,7 @@ impl App {
         self.authorize(actor, Op::TokenUpdate).await?;
         let mut p = Problems::new();
         if let Some(l) = &input.label {
-            p.check(len_between(l, 1, 100), "label", "Length must be 1-100 characters");
+            p.check(len_between(l, LABEL_LEN.0, LABEL_LEN.1), "label", "Length must be 1-100 characters");
         }
         p.finish()?;
         let input = &input;
@@ -156,4 +158,11 @@ impl App {
         })
         .await
     }
+}
+
+const LABEL_LEN: (usize, usize) = (1, 100);
+
+fn label_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, schema, text};
+    schema(or_null(text(LABEL_LEN.0, LABEL_LEN.1)))
 }

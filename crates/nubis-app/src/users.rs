@@ -15,7 +15,9 @@ use crate::{App, retry};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UserCreate {
+    #[schema(required = true, schema_with = username_schema)]
     pub username: Option<String>,
+    #[schema(required = true, schema_with = email_schema)]
     pub email: Option<String>,
     pub restricted: Option<bool>,
     /// Read-only; a request for a `proxy` user is refused.
@@ -24,7 +26,9 @@ pub struct UserCreate {
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UserUpdate {
+    #[schema(schema_with = optional_username_schema)]
     pub username: Option<String>,
+    #[schema(schema_with = optional_email_schema)]
     pub email: Option<String>,
     pub restricted: Option<bool>,
 }
@@ -326,4 +330,23 @@ impl App {
         .await?;
         self.grants_view(actor.account_id, target.id).await
     }
+}
+
+fn username_schema() -> utoipa::openapi::Schema {
+    use nubis_model::validate::{USERNAME_LEN, USERNAME_PATTERN};
+    nubis_model::schema::schema(nubis_model::schema::pattern(USERNAME_LEN.0, USERNAME_LEN.1, USERNAME_PATTERN))
+}
+
+fn optional_username_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, pattern, schema};
+    use nubis_model::validate::{USERNAME_LEN, USERNAME_PATTERN};
+    schema(or_null(pattern(USERNAME_LEN.0, USERNAME_LEN.1, USERNAME_PATTERN)))
+}
+
+fn email_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::email())
+}
+
+fn optional_email_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::or_null(nubis_model::schema::email()))
 }

@@ -79,7 +79,8 @@ pub fn controls_document() -> utoipa::openapi::OpenApi {
 /// The control API's routes and `/nubis/v1/openapi.json`, ready to merge.
 pub fn router() -> axum::Router<ApiState> {
     let (router, doc) = controls_router().split_for_parts();
-    let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| "{}".into()));
+    let doc_json =
+        Arc::new(serde_json::to_string(&crate::openapi::controls_contract(&doc)).unwrap_or_else(|_| "{}".into()));
     router.route(
         "/nubis/v1/openapi.json",
         get(move || {
@@ -201,7 +202,7 @@ async fn state_reset(State(app): State<App>, Op(op): Op) -> ApiResult<Json<State
 }
 
 /// The body is the fixture file itself, YAML or JSON.
-#[utoipa::path(post, path = "/nubis/v1/fixtures", tag = "state", request_body(content = String, content_type = "application/yaml"), responses((status = 200, body = FixtureReport)))]
+#[utoipa::path(post, path = "/nubis/v1/fixtures", tag = "state", request_body(content = nubis_app::controls::fixtures::FixtureFile, content_type = "application/yaml", description = "The fixture file (YAML or JSON); an empty one loads nothing"), responses((status = 200, body = FixtureReport)))]
 async fn fixtures_load(State(app): State<App>, Op(op): Op, body: axum::body::Bytes) -> ApiResult<Json<FixtureReport>> {
     let text = std::str::from_utf8(&body).map_err(|_| ApiError(Error::invalid("fixtures", "Must be UTF-8 text")))?;
     Ok(Json(app.fixtures_load(&op, text).await?))

@@ -98,8 +98,12 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         };
         return Err(ApiError(Error::Invalid(vec![FieldError::general(reason)])));
     }
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    match serde_path_to_error::deserialize::<_, T>(de) {
+    let mut value: serde_json::Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(_) => return Err(ApiError(Error::Invalid(vec![FieldError::general("Request body is not valid JSON")]))),
+    };
+    integral_numbers(&mut value);
+    match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(v) => Ok(v),
         Err(e) => {
             let path = e.path().to_string();
@@ -113,6 +117,25 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             };
             Err(ApiError(Error::Invalid(vec![FieldError { field, reason }])))
         }
+    }
+}
+
+/// A number with no fractional part is an integer (JSON Schema's `integer` includes `30.0`):
+/// written as one, so that integer fields accept it.
+fn integral_numbers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f >= i64::MIN as f64
+                && f < i64::MAX as f64
+            {
+                *v = serde_json::Value::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        serde_json::Value::Object(o) => o.values_mut().for_each(integral_numbers),
+        _ => {}
     }
 }
 
@@ -156,6 +179,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ListQuery {
             match k.as_str() {
                 "page" => match v.parse::<u64>() {
                     Ok(n) if n >= 1 => page.page = n,
+                    // A page number past 64 bits is past the end of any list: an empty page.
+                    Err(_) if v.bytes().all(|b| b.is_ascii_digit()) && v.bytes().any(|b| b != b'0') => {
+                        page.page = u64::MAX
+                    }
                     _ => errors.push(FieldError::new("page", "Must be an integer of at least 1")),
                 },
                 "page_size" => match v.parse::<u64>() {

@@ -14,7 +14,14 @@ use crate::error::ErrorEnvelope;
         description = "nubis: a self-hostable cloud control plane serving an API in the style of the Linode API v4.",
         license(name = "Apache-2.0"),
     ),
-    components(schemas(ErrorEnvelope, nubis_model::FieldError)),
+    // Records that request schemas built by `schema_with` refer to (utoipa cannot see those).
+    components(schemas(
+        ErrorEnvelope,
+        nubis_model::FieldError,
+        nubis_app::instance::InterfaceRequest,
+        nubis_app::instance::InterfaceIpv4Request,
+        nubis_app::ip::Assignment
+    )),
     modifiers(&Bearer),
     security(("bearer" = [])),
 )]
@@ -55,11 +62,31 @@ pub fn contract(doc: &utoipa::openapi::OpenApi) -> Value {
                 if !matches!(method.as_str(), "get" | "post" | "put" | "delete" | "patch") {
                     continue;
                 }
-                document_operation(path, method, op);
+                document_operation(path, method, op, &schemas);
                 optional_body(op, &schemas);
             }
         }
         add_links(paths);
+    }
+    v
+}
+
+/// The test controls' document with the same standard answers as the API's ([`contract`]), but
+/// `429`: the controls are not rate-limited.
+pub fn controls_contract(doc: &utoipa::openapi::OpenApi) -> Value {
+    let mut v = contract(doc);
+    if let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) {
+        for op in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|item| item.values_mut()) {
+            if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+                responses.remove("429");
+            }
+            // A text body may be empty (an empty fixture file loads nothing).
+            if let Some(body) = op.get_mut("requestBody").and_then(Value::as_object_mut)
+                && body.get("content").and_then(|c| c.get("application/json")).is_none()
+            {
+                body.insert("required".into(), json!(false));
+            }
+        }
     }
     v
 }
@@ -69,6 +96,7 @@ fn id_field(param: &str) -> Option<&'static str> {
     match param {
         "username" => Some("username"),
         "address" => Some("address"),
+        "token" => Some("token"),
         p if p.ends_with("_id") => Some("id"),
         _ => None,
     }
@@ -77,12 +105,17 @@ fn id_field(param: &str) -> Option<&'static str> {
 /// Links from each create (`POST` on a collection) to the operations on the record it made
 /// (`{collection}/{param}...`), so that contract testers can follow them (stateful testing).
 fn add_links(paths: &mut serde_json::Map<String, Value>) {
+    // Operations on the record that answer JSON: a GET of something the record may not have yet
+    // (an OAuth client's thumbnail image) is not a read of the record.
     let ops: Vec<(String, String)> = paths
         .iter()
         .flat_map(|(path, item)| {
             item.as_object()
                 .into_iter()
                 .flatten()
+                .filter(|(method, op)| {
+                    *method != "get" || op.pointer("/responses/200/content/application~1json").is_some()
+                })
                 .filter_map(|(_, op)| op.get("operationId").and_then(Value::as_str))
                 .map(move |id| (path.clone(), id.to_string()))
         })
@@ -148,7 +181,147 @@ fn error_response(description: &str) -> Value {
     })
 }
 
-fn document_operation(path: &str, method: &str, op: &mut Value) {
+/// The filterable fields of each list (the same constants the handlers parse `X-Filter` with).
+fn filterable(path: &str) -> Option<&'static [&'static str]> {
+    use crate::routes::{billing::MAINTENANCE_FILTERABLE, instances::INSTANCE_NODEBALANCER_FILTERABLE};
+    use crate::routes::{profile::TOKEN_FILTERABLE, users::USER_FILTERABLE};
+    use nubis_model::billing::*;
+    use nubis_model::catalog::*;
+    use nubis_model::event::EVENT_FILTERABLE;
+    use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE};
+    use nubis_model::instance::{INSTANCE_FILTERABLE, VLAN_FILTERABLE};
+    use nubis_model::ip::*;
+    use nubis_model::nodebalancer::*;
+    use nubis_model::service_transfer::SERVICE_TRANSFER_FILTERABLE;
+    use nubis_model::signin::*;
+    use nubis_model::vpc::*;
+    Some(match path {
+        "/v4/account/payment-methods" => PAYMENT_METHOD_FILTERABLE,
+        "/v4/account/payments" => PAYMENT_FILTERABLE,
+        "/v4/account/invoices" => INVOICE_FILTERABLE,
+        "/v4/account/invoices/{invoice_id}/items" => INVOICE_ITEM_FILTERABLE,
+        "/v4/account/maintenance" => MAINTENANCE_FILTERABLE,
+        "/v4/regions" => REGION_FILTERABLE,
+        "/v4/compute/types" => TYPE_FILTERABLE,
+        "/v4/images" => IMAGE_FILTERABLE,
+        "/v4/account/child-accounts" => CHILD_ACCOUNT_FILTERABLE,
+        "/v4/account/events" => EVENT_FILTERABLE,
+        "/v4/networking/firewalls"
+        | "/v4/nodebalancers/{nodebalancer_id}/firewalls"
+        | "/v4/compute/instances/{instance_id}/firewalls" => FIREWALL_FILTERABLE,
+        "/v4/networking/firewalls/{firewall_id}/devices" => DEVICE_FILTERABLE,
+        "/v4/compute/instances" => INSTANCE_FILTERABLE,
+        "/v4/compute/instances/{instance_id}/nodebalancers" => INSTANCE_NODEBALANCER_FILTERABLE,
+        "/v4/networking/ips" => IP_FILTERABLE,
+        "/v4/networking/vlans" => VLAN_FILTERABLE,
+        "/v4/networking/ipv6/pools" => IPV6_POOL_FILTERABLE,
+        "/v4/networking/ipv6/ranges" => IPV6_RANGE_FILTERABLE,
+        "/v4/account/logins" | "/v4/profile/logins" => LOGIN_FILTERABLE,
+        "/v4/nodebalancers" => NODEBALANCER_FILTERABLE,
+        "/v4/nodebalancers/{nodebalancer_id}/configs" => CONFIG_FILTERABLE,
+        "/v4/nodebalancers/{nodebalancer_id}/configs/{config_id}/nodes" => NODE_FILTERABLE,
+        "/v4/account/oauth-clients" => CLIENT_FILTERABLE,
+        "/v4/profile/tokens" => TOKEN_FILTERABLE,
+        "/v4/account/users" => USER_FILTERABLE,
+        "/v4/account/service-transfers" | "/v4/account/entity-transfers" => SERVICE_TRANSFER_FILTERABLE,
+        "/v4/vpcs" => VPC_FILTERABLE,
+        "/v4/vpcs/ips" | "/v4/vpcs/{vpc_id}/ips" => VPC_IP_FILTERABLE,
+        "/v4/vpcs/{vpc_id}/subnets" => SUBNET_FILTERABLE,
+        _ => return None,
+    })
+}
+
+/// The property at a dotted path of a record schema (following `$ref`s into `schemas`).
+fn property<'s>(schemas: &'s Value, mut schema: &'s Value, path: &str) -> Option<&'s Value> {
+    let resolve = |s: &'s Value| -> &'s Value {
+        match s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/")) {
+            Some(name) => schemas.get(name).unwrap_or(s),
+            None => s,
+        }
+    };
+    for part in path.split('.') {
+        schema = resolve(schema);
+        let found = schema.pointer(&format!("/properties/{part}")).or_else(|| {
+            schema
+                .get("oneOf")
+                .and_then(Value::as_array)
+                .and_then(|alts| alts.iter().find_map(|a| resolve(a).pointer(&format!("/properties/{part}"))))
+        })?;
+        schema = found;
+    }
+    Some(resolve(schema))
+}
+
+/// The JSON type a filter compares a field's value with: its own type, or its items' (a list of
+/// tags or addresses is filtered by one element).
+fn filter_type(schema: &Value) -> Option<&'static str> {
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => schema.get("enum").map(|_| vec!["string"]).unwrap_or_default(),
+    };
+    let t = types.into_iter().find(|t| *t != "null")?;
+    Some(match t {
+        "integer" => "integer",
+        "number" => "number",
+        "boolean" => "boolean",
+        "array" => return schema.get("items").and_then(filter_type),
+        "object" => return None,
+        _ => "string",
+    })
+}
+
+/// The `X-Filter` header of a list: a JSON object (`content: application/json`) of field
+/// conditions on the list's filterable fields, with `+order_by` (a field that is not a list) and
+/// `+order` (which needs `+order_by`). Field conditions are documented as equality with a value
+/// of the field's type; the operators (`+gt`, `+contains`, `+and`, `+or`, ...) are described in
+/// prose.
+fn x_filter(path: &str, op: &Value, schemas: &Value) -> Value {
+    let item = op
+        .pointer("/responses/200/content/application~1json/schema/$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .and_then(|page| schemas.get(page))
+        .and_then(|page| page.pointer("/properties/data/items"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let fields = filterable(path).unwrap_or_default();
+    let mut properties = serde_json::Map::new();
+    let mut orderable = Vec::new();
+    for f in fields {
+        let field = property(schemas, &item, f);
+        let t = field.and_then(filter_type).unwrap_or("string");
+        let value = match t {
+            // Compared with a 64-bit column.
+            "integer" => json!({"type": t, "minimum": i64::MIN, "maximum": i64::MAX}),
+            // Amounts in dollars, compared in cents.
+            "number" => json!({"type": t, "minimum": -9.0e15, "maximum": 9.0e15}),
+            _ => json!({"type": t}),
+        };
+        properties.insert((*f).to_string(), value);
+        if field.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("array") {
+            orderable.push(*f);
+        }
+    }
+    if !orderable.is_empty() {
+        properties.insert("+order_by".into(), json!({"type": "string", "enum": orderable}));
+        properties.insert("+order".into(), json!({"type": "string", "enum": ["asc", "desc"]}));
+    }
+    json!({
+        "name": "X-Filter", "in": "header", "required": false,
+        "description": "A JSON object filtering and ordering the list on its filterable fields: `{\"field\": value}` \
+            for equality, `{\"field\": {\"+gt\": v}}` (`+gte`, `+lt`, `+lte`, `+neq`, `+contains`), `+and`/`+or` \
+            arrays of such objects, `+order_by` with `+order` (`asc` or `desc`).",
+        "content": {"application/json": {"schema": {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+            "dependentRequired": {"+order": ["+order_by"]},
+        }}}
+    })
+}
+
+fn document_operation(path: &str, method: &str, op: &mut Value, schemas: &Value) {
     let id = op.get("operationId").and_then(Value::as_str).unwrap_or_default().to_string();
     let public = nubis_app::Op::from_name(&id).is_some_and(|o| o.policy().public);
     let has_body = op.get("requestBody").is_some();
@@ -158,6 +331,7 @@ fn document_operation(path: &str, method: &str, op: &mut Value) {
             .and_then(Value::as_str)
             .is_some_and(|r| r.starts_with("#/components/schemas/Page_"));
     if is_list {
+        let filter = x_filter(path, op, schemas);
         let params = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(params)) = params {
             params.push(
@@ -166,8 +340,7 @@ fn document_operation(path: &str, method: &str, op: &mut Value) {
             );
             params.push(json!({"name": "page_size", "in": "query", "required": false, "description": "Records per page",
                 "schema": {"type": "integer", "format": "int64", "minimum": nubis_model::page::MIN_PAGE_SIZE, "maximum": nubis_model::page::MAX_PAGE_SIZE}}));
-            params.push(json!({"name": "X-Filter", "in": "header", "required": false,
-                "description": "A JSON filter and order over the list's filterable fields", "schema": {"type": "string"}}));
+            params.push(filter);
         }
     }
     let has_query = op
@@ -226,8 +399,13 @@ mod tests {
         assert!(doc["paths"]["/v4/regions"]["get"]["responses"].get("401").is_none());
         // A body without required fields may be left out (read as `{}`); one with them may not.
         assert_eq!(doc["paths"]["/v4/account/cancel"]["post"]["requestBody"]["required"], false);
-        let rules = &doc["paths"]["/v4/networking/firewalls/{firewall_id}/rules"]["put"]["requestBody"];
-        assert_eq!(rules["required"], true);
+        let create = &doc["paths"]["/v4/networking/firewalls"]["post"]["requestBody"];
+        assert_eq!(create["required"], true);
+        // X-Filter is a JSON object of the list's filterable fields, typed as the record's.
+        let filter = &list["parameters"][2]["content"]["application/json"]["schema"];
+        assert_eq!(filter["properties"]["id"]["type"], "integer", "{filter}");
+        assert_eq!(filter["properties"]["label"]["type"], "string", "{filter}");
+        assert_eq!(filter["additionalProperties"], false);
         // Creates link to the operations on what they made.
         let links = &doc["paths"]["/v4/nodebalancers/{nodebalancer_id}/configs"]["post"]["responses"]["200"]["links"];
         assert_eq!(

@@ -251,16 +251,27 @@ impl GrantsView {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrantsUpdate {
+    #[serde(default, deserialize_with = "crate::object::object")]
     pub global: Option<GlobalGrantsPatch>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub database: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub domain: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub firewall: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub image: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub instance: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub longview: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub nodebalancer: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub stackscript: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub volume: Option<Vec<EntityGrantUpdate>>,
+    #[serde(default, deserialize_with = "crate::object::objects")]
     pub vpc: Option<Vec<EntityGrantUpdate>>,
 }
 

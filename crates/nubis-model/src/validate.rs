@@ -6,6 +6,12 @@ pub fn len_between(s: &str, min: usize, max: usize) -> bool {
     n >= min && n <= max
 }
 
+/// The longest e-mail address, in characters.
+pub const EMAIL_MAX_LEN: usize = 128;
+/// [`is_email`] as a pattern: one `@`, no whitespace or control characters, a domain with a dot
+/// that neither begins nor ends with one.
+pub const EMAIL_PATTERN: &str = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f.][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@\s\x00-\x1f\x7f-\x9f.]$";
+
 /// A plausible e-mail address: one `@`, a non-empty local part, a dotted domain, no spaces.
 pub fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else { return false };
@@ -16,14 +22,19 @@ pub fn is_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
-        && s.len() <= 128
+        && s.chars().count() <= EMAIL_MAX_LEN
 }
+
+/// The length of a username.
+pub const USERNAME_LEN: (usize, usize) = (3, 32);
+/// [`is_username`] as a pattern (lengths apart).
+pub const USERNAME_PATTERN: &str = "^[A-Za-z0-9]+([-_][A-Za-z0-9]+)*$";
 
 /// Usernames: 3..32 characters, letters, digits, `-` and `_`, beginning and ending with a letter
 /// or digit, with no two of `-`/`_` in a row.
 pub fn is_username(s: &str) -> bool {
     let b = s.as_bytes();
-    if !(3..=32).contains(&b.len()) {
+    if !(USERNAME_LEN.0..=USERNAME_LEN.1).contains(&b.len()) {
         return false;
     }
     let sep = |c: u8| c == b'-' || c == b'_';
@@ -33,10 +44,24 @@ pub fn is_username(s: &str) -> bool {
         && !b.windows(2).any(|w| sep(w[0]) && sep(w[1]))
 }
 
+/// [`is_hyphenated_label`] as a pattern.
+pub const HYPHENATED_LABEL_PATTERN: &str = "^-?([A-Za-z0-9]+-)*[A-Za-z0-9]*$";
+
 /// Letters, digits and hyphens, without two hyphens in a row (VPC and subnet labels).
 pub fn is_hyphenated_label(s: &str) -> bool {
     s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-') && !s.contains("--")
 }
+
+/// [`is_dotted_label`] as a pattern (lengths apart): letters or digits at both ends, separated by
+/// runs of `-`, `_` and `.` in which no character follows itself.
+pub const DOTTED_LABEL_PATTERN: &str = concat!(
+    r"^[A-Za-z0-9]((",
+    // A run of separators with no character twice in a row, as a regular expression: `_` runs
+    // (`\.?_(\._)*`) and `-` steps (`\.?-`) alternating, ending in an optional `.`.
+    r"(\.?_(\._)*)?\.?-(\.-|\.?_(\._)*\.?-)*(\.?_(\._)*)?\.?",
+    r"|(\.?_(\._)*)?\.?",
+    r")[A-Za-z0-9])*$"
+);
 
 /// Labels of instances and balancers (reference rule): 3..64 (balancers 3..32) characters,
 /// beginning and ending with a letter or digit, letters, digits, `-`, `_` and `.`,
@@ -54,9 +79,12 @@ pub fn is_dotted_label(s: &str, min: usize, max: usize) -> bool {
         && !s.contains("..")
 }
 
+/// The length of a tag.
+pub const TAG_LEN: (usize, usize) = (3, 50);
+
 /// Tags: 3..50 characters each.
 pub fn tag_problem(tag: &str) -> Option<&'static str> {
-    if !len_between(tag, 3, 50) { Some("Length must be 3-50 characters") } else { None }
+    if !len_between(tag, TAG_LEN.0, TAG_LEN.1) { Some("Length must be 3-50 characters") } else { None }
 }
 
 #[cfg(test)]

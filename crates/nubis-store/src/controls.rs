@@ -27,8 +27,13 @@ pub const KEPT_TABLES: &[&str] =
 const PG_PREFIX: &str = "nubis_snapshot_";
 
 /// A snapshot name: 1..64 letters, digits, `-` and `_` (it names a file or a schema).
+/// The length of a snapshot's name, and its characters as a pattern.
+pub const SNAPSHOT_NAME_LEN: (usize, usize) = (1, 64);
+pub const SNAPSHOT_NAME_PATTERN: &str = "^[A-Za-z0-9_-]*$";
+
 pub fn valid_snapshot_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    (SNAPSHOT_NAME_LEN.0..=SNAPSHOT_NAME_LEN.1).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 fn ident(name: &str) -> String {

@@ -52,6 +52,9 @@ impl Sql {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ColKind {
     Int,
+    /// An amount kept in cents and shown in dollars: a filter's number is dollars, compared in
+    /// whole cents (rounded to the nearest cent).
+    Cents,
     Text,
     Bool,
     /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
@@ -204,6 +207,12 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
             n.as_i64().map(Val::I64).ok_or_else(|| bad(format!("'{path}' needs an integer")))
         }
         (ColKind::Int, _) => Err(bad(format!("'{path}' needs an integer"))),
+        (ColKind::Cents, Value::Number(n)) if op != CmpOp::Contains => match n.as_i64() {
+            Some(dollars) => dollars.checked_mul(100).map(Val::I64),
+            None => n.as_f64().map(|d| d * 100.0).filter(|c| c.abs() < 9.0e18).map(|c| Val::I64(c.round() as i64)),
+        }
+        .ok_or_else(|| bad(format!("'{path}' needs an amount in dollars"))),
+        (ColKind::Cents, _) => Err(bad(format!("'{path}' needs an amount in dollars"))),
         (ColKind::Text | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
         (ColKind::Text | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),

@@ -20,21 +20,27 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PaymentCreate {
     pub payment_method_id: Option<i64>,
+    #[schema(required = true, value_type = String)]
     pub usd: Option<String>,
 }
 
 /// `POST /v4/account/payments/paypal`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PaypalStage {
+    #[schema(required = true, value_type = String)]
     pub cancel_url: Option<String>,
+    #[schema(required = true, value_type = String)]
     pub redirect_url: Option<String>,
+    #[schema(required = true, value_type = String)]
     pub usd: Option<String>,
 }
 
 /// `POST /v4/account/payments/paypal/execute`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PaypalExecute {
+    #[schema(required = true, value_type = String)]
     pub payer_id: Option<String>,
+    #[schema(required = true, value_type = String)]
     pub payment_id: Option<String>,
 }
 

@@ -19,6 +19,7 @@ pub const PROMO_ACCOUNT_DAYS: i64 = 90;
 /// `POST /v4/account/promo-codes`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PromoCodeAdd {
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 32)]
     pub promo_code: Option<String>,
 }
 

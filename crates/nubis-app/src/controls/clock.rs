@@ -27,6 +27,7 @@ pub struct Clock {
 #[serde(deny_unknown_fields)]
 pub struct ClockAdvance {
     /// Seconds to move the clock forward (1 or more).
+    #[schema(required = true, schema_with = advance_schema)]
     pub seconds: Option<i64>,
 }
 
@@ -34,6 +35,7 @@ pub struct ClockAdvance {
 #[serde(deny_unknown_fields)]
 pub struct ClockSet {
     /// The new time, not before the system time (`YYYY-MM-DDTHH:MM:SS`).
+    #[schema(required = true, value_type = String, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$")]
     pub now: Option<String>,
 }
 
@@ -130,6 +132,10 @@ impl App {
         }
         if failed.is_empty() { Ok(()) } else { Err(Error::Internal(failed.join("; "))) }
     }
+}
+
+fn advance_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::int(1, MAX_ADVANCE_SECS))
 }
 
 #[cfg(test)]

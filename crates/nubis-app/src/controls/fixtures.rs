@@ -93,6 +93,47 @@ fn all_scopes() -> String {
     "*".into()
 }
 
+/// The fixture file as documented (`POST /nubis/v1/fixtures` reads it as YAML or JSON text): the
+/// shape of [`File`]; each resource is described by the body of its own `POST`.
+pub struct FixtureFile;
+
+impl utoipa::PartialSchema for FixtureFile {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        let list = serde_json::json!({"type": "array", "items": {"type": "object"}});
+        let token = serde_json::json!({
+            "type": "object", "required": ["value"], "additionalProperties": false,
+            "properties": {
+                "value": {"type": "string", "minLength": 16, "maxLength": 512},
+                "label": {"type": "string"}, "scopes": {"type": "string"}, "expiry": {"type": ["string", "null"]},
+            },
+        });
+        let tokens = serde_json::json!({"type": "array", "items": token});
+        let user = serde_json::json!({
+            "type": "object", "required": ["username", "email"], "additionalProperties": false,
+            "properties": {
+                "username": {"type": "string"}, "email": {"type": "string"},
+                "restricted": {"type": "boolean"}, "tokens": tokens,
+            },
+        });
+        let account = serde_json::json!({
+            "type": "object", "required": ["owner"], "additionalProperties": false,
+            "properties": {
+                "company": {"type": ["string", "null"]}, "owner": {"type": "string"},
+                "email": {"type": ["string", "null"]}, "existing": {"type": "boolean"},
+                "tokens": tokens, "users": {"type": "array", "items": user},
+                "vpcs": list, "firewalls": list, "instances": list, "nodebalancers": list,
+            },
+        });
+        nubis_model::schema::schema(serde_json::json!({
+            "type": "object", "additionalProperties": false,
+            "properties": {"accounts": {"type": "array", "items": account}},
+        }))
+        .into()
+    }
+}
+
+impl ToSchema for FixtureFile {}
+
 /// What a fixture file created.
 #[derive(Debug, Default, Clone, Serialize, ToSchema)]
 pub struct FixtureReport {

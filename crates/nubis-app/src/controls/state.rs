@@ -16,6 +16,7 @@ use crate::App;
 #[serde(deny_unknown_fields)]
 pub struct SnapshotCreate {
     /// 1..64 letters, digits, `-` and `_`; an existing snapshot of that name is replaced.
+    #[schema(required = true, schema_with = name_schema)]
     pub name: Option<String>,
 }
 
@@ -88,4 +89,13 @@ impl App {
         self.runtime_resume().await?;
         Ok(())
     }
+}
+
+fn name_schema() -> utoipa::openapi::Schema {
+    use nubis_store::controls::{SNAPSHOT_NAME_LEN, SNAPSHOT_NAME_PATTERN};
+    nubis_model::schema::schema(nubis_model::schema::pattern(
+        SNAPSHOT_NAME_LEN.0,
+        SNAPSHOT_NAME_LEN.1,
+        SNAPSHOT_NAME_PATTERN,
+    ))
 }

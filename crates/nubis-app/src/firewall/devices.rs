@@ -31,9 +31,11 @@ use crate::retry;
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct DeviceCreate {
     /// The service's id.
+    #[schema(required = true, value_type = i64)]
     pub id: Option<i64>,
     /// `instance` or `nodebalancer`.
     #[serde(rename = "type")]
+    #[schema(required = true, schema_with = device_type_schema)]
     pub kind: Option<String>,
 }
 
@@ -364,4 +366,8 @@ impl App {
         self.authorize_entity(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
         self.service_firewalls(actor, DeviceType::Nodebalancer, nodebalancer_id, filter, page).await
     }
+}
+
+fn device_type_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::one_of(&["instance", "nodebalancer"]))
 }

@@ -16,17 +16,20 @@ mod devices;
 use nubis_model::event::{EventEntity, NewEvent};
 use nubis_model::filter::Filter;
 use nubis_model::firewall::{
-    DeviceType, Firewall, FirewallRules, FirewallStatus, parse_rules, parse_rules_update, validate_label,
+    DeviceType, Firewall, FirewallRules, FirewallStatus, LABEL_LEN, parse_rules, parse_rules_update,
+    rules_request_schema, validate_label,
 };
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::page::{Page, PageRequest};
-use nubis_model::validate::tag_problem;
+use nubis_model::schema::{array, one_of, or_null, pattern, schema};
+use nubis_model::validate::{DOTTED_LABEL_PATTERN, tag_problem};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::firewalls::{FirewallChanges, FirewallRow, NewFirewall};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use utoipa::ToSchema;
+use utoipa::openapi::Schema;
 
 pub use devices::DeviceCreate;
 pub(crate) use devices::{attach_at_creation, attach_device};
@@ -42,13 +45,16 @@ const LABEL_TAKEN: &str = "Label must be unique among your firewalls";
 pub struct FirewallCreate {
     /// 3-32 characters: letters, digits, `-`, `_`, `.`; begins and ends with a letter or digit;
     /// no `--`, `__` or `..`; unique among the account's firewalls.
+    #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
     /// `inbound`, `inbound_policy`, `outbound`, `outbound_policy` (both policies required); at
     /// most 25 rules across both directions.
-    #[schema(value_type = Option<FirewallRules>)]
+    #[schema(required = true, schema_with = create_rules_schema)]
     pub rules: Option<Value>,
     /// Services to assign the firewall to (read_write access to each is required).
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub devices: Option<CreateDevices>,
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
 }
 
@@ -57,6 +63,7 @@ pub struct FirewallCreate {
 pub struct CreateDevices {
     pub instances: Option<Vec<i64>>,
     /// At most one load balancer.
+    #[schema(schema_with = one_balancer_schema)]
     pub nodebalancers: Option<Vec<i64>>,
 }
 
@@ -65,12 +72,18 @@ pub struct CreateDevices {
 /// (`DELETE`) are refused here. Read-only fields of the record are ignored.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct FirewallUpdate {
+    #[schema(schema_with = optional_label_schema)]
     pub label: Option<String>,
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
+    /// `enabled` or `disabled`.
+    #[schema(schema_with = status_schema)]
     pub status: Option<String>,
     /// Refused: use `PUT .../rules`.
+    #[schema(schema_with = nubis_model::schema::null_only)]
     pub rules: Option<Value>,
     /// Refused: use the devices operations.
+    #[schema(schema_with = nubis_model::schema::null_only)]
     pub devices: Option<Value>,
 }
 
@@ -92,6 +105,38 @@ pub(crate) fn firewall_view(f: &FirewallRow) -> Firewall {
         rules: f.rules.clone(),
         tags: f.tags.clone(),
     }
+}
+
+fn label_schema() -> Schema {
+    schema(pattern(LABEL_LEN.0, LABEL_LEN.1, DOTTED_LABEL_PATTERN))
+}
+
+fn optional_label_schema() -> Schema {
+    schema(or_null(pattern(LABEL_LEN.0, LABEL_LEN.1, DOTTED_LABEL_PATTERN)))
+}
+
+fn create_rules_schema() -> Schema {
+    schema(rules_request_schema(true))
+}
+
+/// The body of `PUT .../rules` as documented (the handler reads it as JSON and checks it with
+/// `parse_rules_update`): an omitted policy keeps the current one.
+pub struct RulesUpdate;
+
+impl utoipa::PartialSchema for RulesUpdate {
+    fn schema() -> utoipa::openapi::RefOr<Schema> {
+        schema(rules_request_schema(false)).into()
+    }
+}
+
+impl ToSchema for RulesUpdate {}
+
+fn one_balancer_schema() -> Schema {
+    schema(or_null(array(json!({"type": "integer", "format": "int64"}), Some(1))))
+}
+
+fn status_schema() -> Schema {
+    schema(or_null(one_of(&["enabled", "disabled"])))
 }
 
 fn check_label(p: &mut Problems, label: &str) {

@@ -27,9 +27,11 @@ use crate::{App, retry};
 #[derive(Default, Deserialize, ToSchema)]
 pub struct InstanceCreate {
     /// A region with the `Linodes` capability.
+    #[schema(required = true, value_type = String)]
     pub region: Option<String>,
     /// An instance type of the catalog.
     #[serde(rename = "type")]
+    #[schema(required = true, value_type = String)]
     pub kind: Option<String>,
     /// An image of the catalog; with an image, `root_pass` is required.
     pub image: Option<String>,
@@ -39,22 +41,33 @@ pub struct InstanceCreate {
     /// Boot after provisioning (default true); false leaves the instance `offline`.
     pub booted: Option<bool>,
     /// Generated when omitted; 3-64 characters, unique among the account's instances.
+    #[schema(schema_with = super::label_schema)]
     pub label: Option<String>,
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
+    #[schema(schema_with = super::group_schema)]
     pub group: Option<String>,
     /// Also give the instance a private IPv4 address from `192.168.128.0/17`.
     pub private_ip: Option<bool>,
     /// Up to three interfaces (eth0..eth2): `public`, `vlan` (by label; created on first use) or
     /// `vpc` (on a subnet).
+    #[schema(schema_with = interfaces_schema)]
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub interfaces: Option<Vec<InterfaceRequest>>,
     /// A firewall to assign the instance to (read_write access to it is required).
     pub firewall_id: Option<i64>,
     pub backups_enabled: Option<bool>,
+    /// Backups are not offered: only null.
+    #[schema(schema_with = nubis_model::schema::null_only)]
     pub backup_id: Option<i64>,
     pub authorized_keys: Option<Vec<String>>,
     pub authorized_users: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub metadata: Option<Metadata>,
+    #[schema(schema_with = swap_schema)]
     pub swap_size: Option<i64>,
+    /// StackScripts are not offered: only null.
+    #[schema(schema_with = nubis_model::schema::null_only)]
     pub stackscript_id: Option<i64>,
     pub stackscript_data: Option<serde_json::Value>,
 }
@@ -77,6 +90,7 @@ pub struct InterfaceRequest {
     pub primary: Option<bool>,
     /// The subnet (vpc interfaces).
     pub subnet_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub ipv4: Option<InterfaceIpv4Request>,
     pub ip_ranges: Option<Vec<String>>,
 }
@@ -207,7 +221,7 @@ impl App {
         for (i, k) in input.authorized_keys.iter().flatten().enumerate() {
             p.check(looks_like_ssh_key(k), format!("authorized_keys[{i}]"), "Must be an SSH public key");
         }
-        if input.swap_size.is_some_and(|s| !(0..=1_048_576).contains(&s)) {
+        if input.swap_size.is_some_and(|s| !(SWAP.0..=SWAP.1).contains(&s)) {
             p.add("swap_size", "Must be between 0 and 1048576");
         }
         let user_data = input.metadata.as_ref().and_then(|m| m.user_data.as_deref());
@@ -405,6 +419,20 @@ fn hash_password(pw: &str) -> Result<String> {
     let h: PasswordHash =
         Argon2::default().hash_password(pw.as_bytes()).map_err(|e| Error::internal(format!("argon2: {e}")))?;
     Ok(h.to_string())
+}
+
+const SWAP: (i64, i64) = (0, 1_048_576);
+
+fn swap_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{int, or_null, schema};
+    schema(or_null(int(SWAP.0, SWAP.1)))
+}
+
+fn interfaces_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::or_null(serde_json::json!({
+        "type": "array", "maxItems": super::interfaces::MAX_INTERFACES,
+        "items": {"$ref": "#/components/schemas/InterfaceRequest"}
+    })))
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ fn blank(v: &Option<String>) -> bool {
     v.as_deref().is_none_or(str::is_empty)
 }
 
+/// eth0..eth2.
+pub(crate) const MAX_INTERFACES: usize = 3;
+
 /// Checks the `interfaces` of a create request. Fields are relative to the request
 /// (`interfaces[1].label`).
 pub(crate) fn check_interfaces(
@@ -61,7 +64,7 @@ pub(crate) fn check_interfaces(
     region: Option<&RegionInfo>,
     list: &[InterfaceRequest],
 ) -> Vec<ValidInterface> {
-    if list.len() > 3 {
+    if list.len() > MAX_INTERFACES {
         p.add("interfaces", "At most 3 interfaces can be given");
         return Vec::new();
     }

@@ -38,10 +38,14 @@ const LABEL_TAKEN: &str = "Label must be unique among your instances";
 /// ignored, so a fetched record can be sent back as it is.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct InstanceUpdate {
+    #[schema(schema_with = label_schema)]
     pub label: Option<String>,
     /// Only unrestricted users may change tags.
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
+    #[schema(schema_with = group_schema)]
     pub group: Option<String>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub alerts: Option<AlertsUpdate>,
     pub watchdog_enabled: Option<bool>,
 }
@@ -57,7 +61,7 @@ pub struct AlertsUpdate {
 }
 
 pub(crate) fn check_label(p: &mut Problems, label: &str) {
-    p.check(is_dotted_label(label, 3, 64), "label", LABEL_RULE);
+    p.check(is_dotted_label(label, LABEL_LEN.0, LABEL_LEN.1), "label", LABEL_RULE);
 }
 
 /// Tags: 3..50 characters each; only unrestricted users may set them (403).
@@ -75,7 +79,7 @@ pub(crate) fn check_tags(actor: &Actor, p: &mut Problems, tags: Option<&Vec<Stri
 }
 
 pub(crate) fn check_group(p: &mut Problems, group: &str) {
-    p.check(len_between(group, 0, 50), "group", "Length must be at most 50 characters");
+    p.check(len_between(group, 0, GROUP_MAX), "group", "Length must be at most 50 characters");
 }
 
 impl App {
@@ -320,4 +324,17 @@ fn merge_alerts(p: &mut Problems, current: &InstanceRow, a: &AlertsUpdate, vcpus
     set("transfer_quota", a.transfer_quota, 100, &mut out.transfer_quota);
     set("io", a.io, 1_000_000, &mut out.io);
     out
+}
+
+const LABEL_LEN: (usize, usize) = (3, 64);
+const GROUP_MAX: usize = 50;
+
+pub(crate) fn label_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, pattern, schema};
+    schema(or_null(pattern(LABEL_LEN.0, LABEL_LEN.1, nubis_model::validate::DOTTED_LABEL_PATTERN)))
+}
+
+pub(crate) fn group_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{or_null, schema, text};
+    schema(or_null(text(0, GROUP_MAX)))
 }

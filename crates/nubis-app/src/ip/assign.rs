@@ -23,15 +23,21 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct IpAssign {
     /// The region of every address and instance involved.
+    #[schema(required = true, value_type = String)]
     pub region: Option<String>,
+    /// At least one.
+    #[schema(required = true, schema_with = assignments_schema)]
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub assignments: Option<Vec<Assignment>>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Assignment {
     /// An IPv4 address, or an IPv6 range with its prefix length (`/56` or `/64`).
+    #[schema(required = true, value_type = String)]
     pub address: Option<String>,
     /// The instance that gets the address.
+    #[schema(required = true, value_type = i64)]
     pub instance_id: Option<i64>,
     /// Optional; when given, it must be the request's region.
     pub region: Option<String>,
@@ -272,4 +278,10 @@ async fn assign_in_tx(tx: &mut Tx<'_>, account_id: i64, op: Op, v: &Valid) -> Re
         }
     }
     if broken.is_empty() { Ok(()) } else { Err(Error::Invalid(broken)) }
+}
+
+fn assignments_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(serde_json::json!({
+        "type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/Assignment"}
+    }))
 }

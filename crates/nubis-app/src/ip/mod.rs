@@ -31,11 +31,27 @@ use crate::{App, retry};
 pub struct IpAllocate {
     /// Only `ipv4`.
     #[serde(rename = "type")]
+    #[schema(required = true, schema_with = ipv4_only)]
     pub kind: Option<String>,
     /// A public address needs operators to have enabled more for the instance; a private one is
     /// given only to an instance without one.
+    #[schema(required = true, value_type = bool)]
     pub public: Option<bool>,
+    #[schema(required = true, value_type = i64)]
     pub instance_id: Option<i64>,
+}
+
+/// `POST /v4/compute/instances/{instance_id}/ips`: the instance is the path's.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InstanceIpAllocate {
+    /// Only `ipv4`.
+    #[serde(rename = "type")]
+    #[schema(required = true, schema_with = ipv4_only)]
+    pub kind: Option<String>,
+    /// A public address needs operators to have enabled more for the instance; a private one is
+    /// given only to an instance without one.
+    #[schema(required = true, value_type = bool)]
+    pub public: Option<bool>,
 }
 
 impl App {
@@ -101,7 +117,7 @@ impl App {
     pub async fn ip_allocate(&self, actor: &Actor, input: IpAllocate) -> Result<IpAddress> {
         self.authorize(actor, Op::IpAllocate).await?;
         let mut p = Problems::new();
-        check_allocate(&mut p, &input);
+        check_allocate(&mut p, input.kind.as_deref(), input.public);
         if input.instance_id.is_none() {
             p.add("instance_id", "instance_id is required");
         }
@@ -117,11 +133,16 @@ impl App {
     }
 
     /// `POST /v4/compute/instances/{instance_id}/ips`.
-    pub async fn instance_ip_allocate(&self, actor: &Actor, instance_id: i64, input: IpAllocate) -> Result<IpAddress> {
+    pub async fn instance_ip_allocate(
+        &self,
+        actor: &Actor,
+        instance_id: i64,
+        input: InstanceIpAllocate,
+    ) -> Result<IpAddress> {
         self.authorize(actor, Op::InstanceIpAllocate).await?;
         let inst = self.own_instance(actor, Op::InstanceIpAllocate, instance_id).await?;
         let mut p = Problems::new();
-        check_allocate(&mut p, &input);
+        check_allocate(&mut p, input.kind.as_deref(), input.public);
         p.finish()?;
         self.allocate_for(actor, &inst, input.public.unwrap_or(false)).await
     }
@@ -164,13 +185,17 @@ impl App {
     }
 }
 
-fn check_allocate(p: &mut Problems, input: &IpAllocate) {
-    match input.kind.as_deref() {
+fn check_allocate(p: &mut Problems, kind: Option<&str>, public: Option<bool>) {
+    match kind {
         None => p.add("type", "type is required"),
         Some("ipv4") => {}
         Some(_) => p.add("type", "Only ipv4 addresses can be allocated"),
     }
-    if input.public.is_none() {
+    if public.is_none() {
         p.add("public", "public is required");
     }
+}
+
+fn ipv4_only() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(nubis_model::schema::one_of(&["ipv4"]))
 }

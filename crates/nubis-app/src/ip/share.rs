@@ -20,8 +20,10 @@ use crate::{App, retry};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct IpShare {
     /// The primary instance, which the addresses are shared with.
+    #[schema(required = true, value_type = i64)]
     pub instance_id: Option<i64>,
     /// IPv4 addresses and IPv6 ranges (first address, no prefix length) of other instances.
+    #[schema(required = true, value_type = Vec<String>)]
     pub ips: Option<Vec<String>>,
 }
 

@@ -8,10 +8,12 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use nubis_model::Problems;
 use nubis_model::balancer::{CheckKind, NodeMode, Protocol, ProxyProtocol, Stickiness};
 use nubis_model::nodebalancer::REDACTED;
+use nubis_model::schema::{int, matching, or_null, pattern, schema, text};
 use nubis_model::validate::tag_problem;
 use nubis_store::nodebalancers::{ConfigFields, NodeFields};
 use serde::Deserialize;
 use utoipa::ToSchema;
+use utoipa::openapi::Schema;
 
 use super::tls;
 
@@ -19,24 +21,32 @@ use super::tls;
 #[derive(Default, Deserialize, ToSchema)]
 pub struct NodeBalancerCreate {
     /// A region with the `NodeBalancers` capability.
+    #[schema(required = true, value_type = String)]
     pub region: Option<String>,
     /// 3..32 characters: letters, digits, `-` and `_`; unique among the account's balancers.
     /// Generated when omitted.
+    #[schema(schema_with = label_schema)]
     pub label: Option<String>,
     /// New connections per second per client address, 0..20 (0: no throttling).
+    #[schema(schema_with = throttle_schema)]
     pub client_conn_throttle: Option<i64>,
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
     /// A firewall to assign to the balancer.
     pub firewall_id: Option<i64>,
     /// Configs created with the balancer, each with at least one node.
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub configs: Option<Vec<ConfigRequest>>,
 }
 
 /// `PUT /v4/nodebalancers/{nodebalancer_id}`. Read-only fields of the record are ignored.
 #[derive(Default, Deserialize, ToSchema)]
 pub struct NodeBalancerUpdate {
+    #[schema(schema_with = label_schema)]
     pub label: Option<String>,
+    #[schema(schema_with = throttle_schema)]
     pub client_conn_throttle: Option<i64>,
+    #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
 }
 
@@ -45,32 +55,45 @@ pub struct NodeBalancerUpdate {
 #[derive(Default, Deserialize, ToSchema)]
 pub struct ConfigRequest {
     /// A free label (the walkthrough sends one); up to 100 characters.
+    #[schema(schema_with = config_label_schema)]
     pub label: Option<String>,
     /// 1..65535, unique among the balancer's configs. Default 80.
+    #[schema(schema_with = port_schema)]
     pub port: Option<i64>,
     /// `http` (default), `https` or `tcp`.
+    #[schema(value_type = Option<Protocol>)]
     pub protocol: Option<String>,
     /// `roundrobin` (default), `leastconn` or `source`.
+    #[schema(value_type = Option<nubis_model::balancer::Algorithm>)]
     pub algorithm: Option<String>,
     /// `none` (default), `table` or `http_cookie` (http and https only).
+    #[schema(value_type = Option<Stickiness>)]
     pub stickiness: Option<String>,
     /// `none` (default), `connection`, `http` or `http_body`.
+    #[schema(value_type = Option<CheckKind>)]
     pub check: Option<String>,
     /// Seconds between checks, 2..3600, greater than `check_timeout`. Default 31.
+    #[schema(schema_with = check_interval_schema)]
     pub check_interval: Option<i64>,
     /// Seconds, 1..30, less than `check_interval`. Default 30.
+    #[schema(schema_with = check_timeout_schema)]
     pub check_timeout: Option<i64>,
     /// 1..30. Default 3.
+    #[schema(schema_with = check_attempts_schema)]
     pub check_attempts: Option<i64>,
     /// Required by `http` and `http_body` checks: a path beginning with `/`.
+    #[schema(schema_with = check_path_schema)]
     pub check_path: Option<String>,
     /// Required by `http_body` checks: text the response body must contain.
+    #[schema(schema_with = check_body_schema)]
     pub check_body: Option<String>,
     /// Default true.
     pub check_passive: Option<bool>,
     /// `none` (default), `v1` or `v2` (tcp only).
+    #[schema(value_type = Option<ProxyProtocol>)]
     pub proxy_protocol: Option<String>,
     /// `recommended` (default) or `legacy`.
+    #[schema(value_type = Option<nubis_model::balancer::CipherSuite>)]
     pub cipher_suite: Option<String>,
     /// PEM certificate (chain); required with `https`, refused otherwise. `<REDACTED>` keeps the
     /// current one.
@@ -79,6 +102,7 @@ pub struct ConfigRequest {
     /// `<REDACTED>` keeps the current one.
     pub ssl_key: Option<String>,
     /// Nodes (on create with the balancer, and on rebuild).
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub nodes: Option<Vec<NodeRequest>>,
 }
 
@@ -88,13 +112,17 @@ pub struct NodeRequest {
     /// On rebuild: the node to update (omitted: a new node).
     pub id: Option<i64>,
     /// 3..32 characters: letters, digits, `-`, `_` and `.`; unique among the config's nodes.
+    #[schema(schema_with = node_label_schema)]
     pub label: Option<String>,
     /// `<private IPv4>:<port>`: a private address of an instance of the account in the
     /// balancer's region.
+    #[schema(schema_with = address_schema)]
     pub address: Option<String>,
     /// 1..255. Default 100.
+    #[schema(schema_with = weight_schema)]
     pub weight: Option<i64>,
     /// `accept` (default), `reject`, `drain` or `backup`.
+    #[schema(value_type = Option<NodeMode>)]
     pub mode: Option<String>,
 }
 
@@ -104,20 +132,80 @@ pub(crate) const NODE_LABEL_RULE: &str =
     "Label must be 3-32 characters and contain only ASCII letters, digits, dashes, underscores and periods";
 pub(crate) const ADDRESS_RULE: &str = "Must be <private IPv4 address>:<port>, with a port between 1 and 65535";
 
+const LABEL_LEN: (usize, usize) = (3, 32);
+const LABEL_PATTERN: &str = "^[A-Za-z0-9_-]*$";
+const NODE_LABEL_PATTERN: &str = "^[A-Za-z0-9_.-]*$";
+const THROTTLE: (i64, i64) = (0, 20);
+const PORT: (i64, i64) = (1, 65535);
+const CONFIG_LABEL_MAX: usize = 100;
+const CHECK_INTERVAL: (i64, i64) = (2, 3600);
+const CHECK_TIMEOUT: (i64, i64) = (1, 30);
+const CHECK_ATTEMPTS: (i64, i64) = (1, 30);
+const CHECK_BODY_MAX: usize = 1024;
+/// Empty, or a path: `/` then letters, digits and `/ - % ? & = .`.
+const CHECK_PATH_PATTERN: &str = "^(/[A-Za-z0-9/%?&=.-]*)?$";
+const WEIGHT: (i64, i64) = (1, 255);
+/// [`parse_address`] as a pattern: an IPv4 address (no leading zeros) and a port 1..65535.
+const ADDRESS_PATTERN: &str = concat!(
+    r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
+    r":([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$"
+);
+
+fn label_schema() -> Schema {
+    schema(or_null(pattern(LABEL_LEN.0, LABEL_LEN.1, LABEL_PATTERN)))
+}
+fn node_label_schema() -> Schema {
+    schema(or_null(pattern(LABEL_LEN.0, LABEL_LEN.1, NODE_LABEL_PATTERN)))
+}
+fn throttle_schema() -> Schema {
+    schema(or_null(int(THROTTLE.0, THROTTLE.1)))
+}
+fn port_schema() -> Schema {
+    schema(or_null(int(PORT.0, PORT.1)))
+}
+fn config_label_schema() -> Schema {
+    schema(or_null(text(0, CONFIG_LABEL_MAX)))
+}
+fn check_interval_schema() -> Schema {
+    schema(or_null(int(CHECK_INTERVAL.0, CHECK_INTERVAL.1)))
+}
+fn check_timeout_schema() -> Schema {
+    schema(or_null(int(CHECK_TIMEOUT.0, CHECK_TIMEOUT.1)))
+}
+fn check_attempts_schema() -> Schema {
+    schema(or_null(int(CHECK_ATTEMPTS.0, CHECK_ATTEMPTS.1)))
+}
+fn check_path_schema() -> Schema {
+    schema(or_null(matching(CHECK_PATH_PATTERN)))
+}
+fn check_body_schema() -> Schema {
+    schema(or_null(text(0, CHECK_BODY_MAX)))
+}
+fn weight_schema() -> Schema {
+    schema(or_null(int(WEIGHT.0, WEIGHT.1)))
+}
+fn address_schema() -> Schema {
+    schema(or_null(matching(ADDRESS_PATTERN)))
+}
+
+fn in_range(v: i64, (min, max): (i64, i64)) -> bool {
+    (min..=max).contains(&v)
+}
+
 pub(crate) fn check_label(p: &mut Problems, field: &str, label: &str) {
-    let ok =
-        (3..=32).contains(&label.len()) && label.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    let ok = (LABEL_LEN.0..=LABEL_LEN.1).contains(&label.len())
+        && label.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
     p.check(ok, field, LABEL_RULE);
 }
 
 pub(crate) fn check_node_label(p: &mut Problems, field: &str, label: &str) {
-    let ok = (3..=32).contains(&label.len())
+    let ok = (LABEL_LEN.0..=LABEL_LEN.1).contains(&label.len())
         && label.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
     p.check(ok, field, NODE_LABEL_RULE);
 }
 
 pub(crate) fn check_throttle(p: &mut Problems, v: i64) {
-    p.check((0..=20).contains(&v), "client_conn_throttle", "Must be between 0 and 20");
+    p.check(in_range(v, THROTTLE), "client_conn_throttle", "Must be between 0 and 20");
 }
 
 pub(crate) fn check_tags(p: &mut Problems, tags: &[String]) {
@@ -182,11 +270,11 @@ pub(crate) fn default_config() -> ConfigFields {
 pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, req: &ConfigRequest) -> ConfigFields {
     let mut f = current.cloned().unwrap_or_else(default_config);
     if let Some(l) = &req.label {
-        p.check(l.chars().count() <= 100, "label", "Length must be at most 100 characters");
+        p.check(l.chars().count() <= CONFIG_LABEL_MAX, "label", "Length must be at most 100 characters");
         f.label = Some(l.clone());
     }
     if let Some(port) = req.port {
-        p.check((1..=65535).contains(&port), "port", "Must be between 1 and 65535");
+        p.check(in_range(port, PORT), "port", "Must be between 1 and 65535");
         f.port = port;
     }
     let enums = [
@@ -221,15 +309,15 @@ pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, r
     set(&mut f.proxy_protocol, &req.proxy_protocol);
     set(&mut f.cipher_suite, &req.cipher_suite);
     if let Some(v) = req.check_interval {
-        p.check((2..=3600).contains(&v), "check_interval", "Must be between 2 and 3600");
+        p.check(in_range(v, CHECK_INTERVAL), "check_interval", "Must be between 2 and 3600");
         f.check_interval = v;
     }
     if let Some(v) = req.check_timeout {
-        p.check((1..=30).contains(&v), "check_timeout", "Must be between 1 and 30");
+        p.check(in_range(v, CHECK_TIMEOUT), "check_timeout", "Must be between 1 and 30");
         f.check_timeout = v;
     }
     if let Some(v) = req.check_attempts {
-        p.check((1..=30).contains(&v), "check_attempts", "Must be between 1 and 30");
+        p.check(in_range(v, CHECK_ATTEMPTS), "check_attempts", "Must be between 1 and 30");
         f.check_attempts = v;
     }
     if f.check_timeout >= f.check_interval {
@@ -248,7 +336,7 @@ pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, r
         f.check_path = v.clone();
     }
     if let Some(v) = &req.check_body {
-        p.check(v.chars().count() <= 1024, "check_body", "Length must be at most 1024 characters");
+        p.check(v.chars().count() <= CHECK_BODY_MAX, "check_body", "Length must be at most 1024 characters");
         f.check_body = v.clone();
     }
     if let Some(v) = req.check_passive {
@@ -344,7 +432,7 @@ pub(crate) fn resolve_node(p: &mut Problems, current: Option<&NodeFields>, req: 
         (None, Some(_)) => {}
     }
     if let Some(w) = req.weight {
-        p.check((1..=255).contains(&w), "weight", "Must be between 1 and 255");
+        p.check(in_range(w, WEIGHT), "weight", "Must be between 1 and 255");
         weight = w;
     }
     if let Some(m) = &req.mode {

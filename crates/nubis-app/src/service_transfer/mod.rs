@@ -47,6 +47,8 @@ impl Via {
 /// `POST /v4/account/service-transfers`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TransferCreate {
+    #[schema(required = true, value_type = TransferCreateEntities)]
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub entities: Option<TransferCreateEntities>,
 }
 
@@ -55,6 +57,7 @@ pub struct TransferCreate {
 pub struct TransferCreateEntities {
     /// Ids of instances of the caller's account (also accepted as `linodes`).
     #[serde(alias = "linodes")]
+    #[schema(required = true, schema_with = instances_schema)]
     pub instances: Option<Vec<i64>>,
 }
 
@@ -369,6 +372,13 @@ impl App {
         });
         Ok(())
     }
+}
+
+/// At least one instance, none twice.
+fn instances_schema() -> utoipa::openapi::Schema {
+    nubis_model::schema::schema(serde_json::json!({
+        "type": "array", "minItems": 1, "uniqueItems": true, "items": {"type": "integer", "format": "int64"}
+    }))
 }
 
 #[cfg(test)]

@@ -5,10 +5,12 @@ use ipnet::Ipv4Net;
 use nubis_ipam::{first_overlap, validate_vpc_subnet};
 use nubis_model::catalog::capability;
 use nubis_model::grants::present;
-use nubis_model::validate::{is_hyphenated_label, len_between};
+use nubis_model::schema::{or_null, pattern, schema, text};
+use nubis_model::validate::{HYPHENATED_LABEL_PATTERN, is_hyphenated_label, len_between};
 use nubis_model::{Problems, Result};
 use serde::Deserialize;
 use utoipa::ToSchema;
+use utoipa::openapi::Schema;
 
 use crate::catalog::Catalog;
 
@@ -17,28 +19,36 @@ use crate::catalog::Catalog;
 pub struct VpcCreate {
     /// 1..64 characters: ASCII letters, digits and hyphens, no two hyphens in a row; unique
     /// among the account's VPCs.
+    #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
     /// At most 255 characters.
+    #[schema(schema_with = description_schema)]
     pub description: Option<String>,
     /// A region with the `VPCs` capability.
+    #[schema(required = true, value_type = String)]
     pub region: Option<String>,
     /// Subnets created with the VPC, all or none.
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub subnets: Option<Vec<SubnetCreate>>,
 }
 
 /// `POST /v4/vpcs/{vpc_id}/subnets`, and one entry of `subnets` in a VPC create.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct SubnetCreate {
+    #[schema(required = true, schema_with = label_schema)]
     pub label: Option<String>,
     /// An IPv4 network in canonical CIDR form inside RFC 1918 space, prefix length 1..29, not
     /// overlapping `192.168.128.0/17` nor another subnet of the VPC.
+    #[schema(required = true, value_type = String)]
     pub ipv4: Option<String>,
 }
 
 /// `PUT /v4/vpcs/{vpc_id}`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct VpcUpdate {
+    #[schema(schema_with = optional_label_schema)]
     pub label: Option<String>,
+    #[schema(schema_with = description_schema)]
     pub description: Option<String>,
 }
 
@@ -46,22 +56,38 @@ pub struct VpcUpdate {
 /// refused.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct SubnetUpdate {
+    #[schema(schema_with = optional_label_schema)]
     pub label: Option<String>,
+    /// Refused in any form, even null: a subnet's range never changes.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = nubis_model::schema::absent)]
     pub ipv4: Option<Option<serde_json::Value>>,
 }
 
 pub(crate) const LABEL_RULE: &str =
     "Must be 1-64 characters: ASCII letters, digits and hyphens, without two hyphens in a row";
+const LABEL_LEN: (usize, usize) = (1, 64);
+const DESCRIPTION_MAX: usize = 255;
+
+fn label_schema() -> Schema {
+    schema(pattern(LABEL_LEN.0, LABEL_LEN.1, HYPHENATED_LABEL_PATTERN))
+}
+
+fn optional_label_schema() -> Schema {
+    schema(or_null(pattern(LABEL_LEN.0, LABEL_LEN.1, HYPHENATED_LABEL_PATTERN)))
+}
+
+fn description_schema() -> Schema {
+    schema(or_null(text(0, DESCRIPTION_MAX)))
+}
 
 /// Checks a VPC or subnet label.
 pub(crate) fn check_label(p: &mut Problems, field: &str, label: &str) {
-    p.check(len_between(label, 1, 64) && is_hyphenated_label(label), field, LABEL_RULE);
+    p.check(len_between(label, LABEL_LEN.0, LABEL_LEN.1) && is_hyphenated_label(label), field, LABEL_RULE);
 }
 
 pub(crate) fn check_description(p: &mut Problems, description: &str) {
-    p.check(len_between(description, 0, 255), "description", "Length must be at most 255 characters");
+    p.check(len_between(description, 0, DESCRIPTION_MAX), "description", "Length must be at most 255 characters");
 }
 
 /// A subnet that passed every check that does not need the database.

@@ -25,7 +25,7 @@ use crate::list::filter_of;
 use crate::routes::empty;
 
 /// Filterable fields of the maintenance list.
-const MAINTENANCE_FILTERABLE: &[&str] = &["status", "type", "when"];
+pub(crate) const MAINTENANCE_FILTERABLE: &[&str] = &["status", "type", "when"];
 
 pub fn router() -> OpenApiRouter<ApiState> {
     OpenApiRouter::new()

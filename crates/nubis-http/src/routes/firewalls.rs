@@ -71,7 +71,7 @@ async fn firewall_rules_get(
     Ok(Json(app.firewall_rules_get(&actor, id).await?))
 }
 
-#[utoipa::path(put, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), request_body = FirewallRules, responses((status = 200, body = FirewallRules)))]
+#[utoipa::path(put, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), request_body = nubis_app::firewall::RulesUpdate, responses((status = 200, body = FirewallRules)))]
 async fn firewall_rules_update(
     State(app): State<App>,
     actor: Auth,

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::instance::{InstanceCreate, InstanceUpdate};
-use nubis_app::ip::{IpAllocate, IpUpdate};
+use nubis_app::ip::{InstanceIpAllocate, IpUpdate};
 use nubis_model::firewall::{FIREWALL_FILTERABLE, Firewall};
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
 use nubis_model::ip::{InstanceIps, IpAddress};
@@ -20,6 +20,9 @@ use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
 use crate::list::page_of;
 use crate::routes::empty;
+
+/// The filterable fields of an instance's balancers.
+pub(crate) const INSTANCE_NODEBALANCER_FILTERABLE: &[&str] = &["id", "label", "region"];
 
 pub fn router() -> OpenApiRouter<ApiState> {
     OpenApiRouter::new()
@@ -97,12 +100,12 @@ async fn instance_ips_list(
     Ok(Json(app.instance_ips_list(&actor, id).await?))
 }
 
-#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/ips", tag = "instances", params(("instance_id" = i64, Path)), request_body = IpAllocate, responses((status = 200, body = IpAddress)))]
+#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/ips", tag = "instances", params(("instance_id" = i64, Path)), request_body = InstanceIpAllocate, responses((status = 200, body = IpAddress)))]
 async fn instance_ip_allocate(
     State(app): State<App>,
     actor: Auth,
     ApiPath(id): ApiPath<i64>,
-    ApiJson(body): ApiJson<IpAllocate>,
+    ApiJson(body): ApiJson<InstanceIpAllocate>,
 ) -> ApiResult<Json<IpAddress>> {
     Ok(Json(app.instance_ip_allocate(&actor, id, body).await?))
 }
@@ -154,5 +157,5 @@ async fn instance_nodebalancers_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.instance_nodebalancers_list(&actor, id).await?, &q, &["id", "label", "region"])
+    page_of(&app.instance_nodebalancers_list(&actor, id).await?, &q, INSTANCE_NODEBALANCER_FILTERABLE)
 }

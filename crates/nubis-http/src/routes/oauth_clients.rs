@@ -85,7 +85,18 @@ async fn oauth_client_thumbnail_get(State(app): State<App>, ApiPath(id): ApiPath
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }
 
-#[utoipa::path(put, path = "/v4/account/oauth-clients/{client_id}/thumbnail", tag = "account", params(("client_id" = String, Path)), request_body(content = Vec<u8>, content_type = "image/png", description = "A PNG or JPEG image"), responses((status = 200, description = "Thumbnail set")))]
+/// An image file as the body of a request: bytes, not JSON.
+struct Image;
+
+impl utoipa::PartialSchema for Image {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        nubis_model::schema::schema(serde_json::json!({"type": "string", "format": "binary"})).into()
+    }
+}
+
+impl utoipa::ToSchema for Image {}
+
+#[utoipa::path(put, path = "/v4/account/oauth-clients/{client_id}/thumbnail", tag = "account", params(("client_id" = String, Path)), request_body(content = Image, content_type = "image/png", description = "A PNG or JPEG image"), responses((status = 200, description = "Thumbnail set")))]
 async fn oauth_client_thumbnail_update(
     State(app): State<App>,
     actor: Auth,

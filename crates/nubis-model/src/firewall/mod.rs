@@ -22,7 +22,8 @@ pub use record::{
     DEVICE_FILTERABLE, DeviceEntity, DeviceType, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallStatus,
 };
 pub use validate::{
-    MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update, validate_label, validate_ports,
+    LABEL_LEN, MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update,
+    rules_request_schema, validate_label, validate_ports,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

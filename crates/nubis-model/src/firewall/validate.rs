@@ -35,13 +35,65 @@ pub const MAX_ADDRESSES_PER_RULE: usize = 255;
 /// Pieces of a ports string (a port counts one, a range two).
 pub const MAX_PORT_PIECES: usize = 15;
 
+/// The length of a rule's label and description.
+const RULE_LABEL_LEN: (usize, usize) = (3, 32);
+const RULE_DESCRIPTION_LEN: (usize, usize) = (1, 100);
+/// The length of a firewall's label.
+pub const LABEL_LEN: (usize, usize) = (3, 32);
+
+/// The JSON Schema of a rules object in a request, as [`parse_rules`] (`policies_required`) and
+/// [`parse_rules_update`] read it. What it cannot state: the 25 rules across both arrays, the
+/// 255 addresses across both families of a rule, `ports` only with TCP and UDP, a port range's
+/// end above its start and at most 15 pieces, and at least one address family.
+pub fn rules_request_schema(policies_required: bool) -> serde_json::Value {
+    use crate::schema::{array, one_of, or_null, text};
+    let action = one_of(&["ACCEPT", "DROP"]);
+    let mut family = array(serde_json::json!({"type": "string"}), Some(MAX_ADDRESSES_PER_RULE));
+    family["minItems"] = serde_json::json!(1);
+    let family = or_null(family);
+    let rule = serde_json::json!({
+        "type": "object",
+        "required": ["action", "protocol", "addresses"],
+        "properties": {
+            "action": action,
+            "protocol": one_of(&["TCP", "UDP", "ICMP", "IPENCAP"]),
+            "ports": or_null(serde_json::json!({"type": "string", "minLength": 1})),
+            "addresses": {
+                "type": "object",
+                "properties": {
+                    "ipv4": family,
+                    "ipv6": family,
+                },
+            },
+            "label": or_null(text(RULE_LABEL_LEN.0, RULE_LABEL_LEN.1)),
+            "description": or_null(text(RULE_DESCRIPTION_LEN.0, RULE_DESCRIPTION_LEN.1)),
+        },
+    });
+    let mut v = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "inbound": or_null(array(rule.clone(), Some(MAX_RULES))),
+            "outbound": or_null(array(rule, Some(MAX_RULES))),
+            "inbound_policy": action,
+            "outbound_policy": action,
+        },
+    });
+    if policies_required {
+        v["required"] = serde_json::json!(["inbound_policy", "outbound_policy"]);
+    } else {
+        v["properties"]["inbound_policy"] = or_null(action.clone());
+        v["properties"]["outbound_policy"] = or_null(action.clone());
+    }
+    v
+}
+
 /// Checks a firewall label: 3..32 characters, only ASCII letters, digits, `-`, `_` and `.`,
 /// beginning and ending with a letter or digit, with none of `--`, `__`, `..`.
 /// Returns the reason when it is refused. (The reference's regular expression for this label is
 /// broken; this is the rule as the spec and the reference's prose write it.)
 pub fn validate_label(label: &str) -> Option<String> {
     let n = label.chars().count();
-    if !(3..=32).contains(&n) {
+    if !(LABEL_LEN.0..=LABEL_LEN.1).contains(&n) {
         return Some("Length must be 3-32 characters".into());
     }
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
@@ -325,8 +377,9 @@ fn parse_rule(v: &Value, path: &str, errs: &mut Errors) -> Option<Rule> {
         }
         Some(v) => parse_addresses(v, &join(path, "addresses"), errs),
     };
-    let label = optional_text(obj, path, "label", 3, 32, errs).ok().flatten();
-    let description = optional_text(obj, path, "description", 1, 100, errs).ok().flatten();
+    let label = optional_text(obj, path, "label", RULE_LABEL_LEN.0, RULE_LABEL_LEN.1, errs).ok().flatten();
+    let description =
+        optional_text(obj, path, "description", RULE_DESCRIPTION_LEN.0, RULE_DESCRIPTION_LEN.1, errs).ok().flatten();
 
     if errs.0.len() != before {
         return None;

@@ -28,7 +28,7 @@ const INVOICE_COLUMNS: &[Column] = &[
     Column { path: "id", expr: "id", kind: ColKind::Int },
     Column { path: "date", expr: "date", kind: ColKind::Text },
     Column { path: "label", expr: "label", kind: ColKind::Text },
-    Column { path: "total", expr: "total", kind: ColKind::Int },
+    Column { path: "total", expr: "total", kind: ColKind::Cents },
 ];
 
 fn item(r: &Row) -> Result<InvoiceItem> {

@@ -59,6 +59,11 @@ pub(crate) fn map_err(e: sqlx::Error) -> Error {
             }
             _ => {}
         }
+        // PostgreSQL's text cannot hold a NUL character (SQLite's can): the request's text is
+        // refused, not the server's fault.
+        if d.code().as_deref() == Some("22021") {
+            return Error::Invalid(vec![nubis_model::FieldError::general("Text must not contain the NUL character")]);
+        }
     }
     // No connection in time, a connection lost or refused (the server stopped, the network
     // failed): the database is unavailable, not nubis broken.

@@ -198,6 +198,11 @@ async fn invoices_page_in_sql_and_belong_to_their_account() {
     let full = api.get_filtered("/account/invoices", r#"{"+order_by": "date", "+order": "asc"}"#).await;
     let second = &full.ok()["data"][1];
     assert_eq!(cents(&second["total"]), 500);
+    // A filter on the total is in dollars, as the record shows it.
+    let five = api.get_filtered("/account/invoices", r#"{"total": 5.0}"#).await;
+    assert!(five.ok()["data"].as_array().unwrap().iter().all(|i| cents(&i["total"]) == 500), "{}", five.text);
+    assert!(five.body["results"].as_u64().unwrap() >= 1);
+    assert_eq!(api.get_filtered("/account/invoices", r#"{"total": 500}"#).await.ok()["results"], 0);
     let id = second["id"].as_i64().unwrap();
     let other = other_account(&s);
     other.get(&format!("/account/invoices/{id}")).await.status_is(404);

@@ -13,6 +13,7 @@ mod billing_invoices;
 mod billing_money;
 mod billing_ops;
 mod compat;
+mod contract_rules;
 mod controls;
 mod controls_wiring;
 mod conventions;
