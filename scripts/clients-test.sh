@@ -13,7 +13,7 @@ fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/clients/requirements.txt
 
 if [ -z "${NUBIS_BIN:-}" ]; then
-  cargo build --locked -p nubis
+  cargo test --workspace --locked --no-run
   export NUBIS_BIN=$PWD/target/debug/nubis
 fi
 

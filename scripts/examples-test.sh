@@ -13,7 +13,7 @@ fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r examples/pytest/requirements.txt
 
 if [ -z "${NUBIS_BIN:-}" ]; then
-  cargo build --locked -p nubis
+  cargo test --workspace --locked --no-run
   export NUBIS_BIN=$PWD/target/debug/nubis
 fi
 
@@ -29,4 +29,6 @@ fi
 [ "$rc" = 0 ] || exit "$rc"
 
 echo "--> crates/nubis/examples/test_controls.rs (Rust)"
-cargo run --locked -q -p nubis --example test_controls
+# Built by `cargo test --workspace` (examples are compiled with the tests, same features).
+cargo test --workspace --locked --no-run
+target/debug/examples/test_controls

@@ -19,7 +19,7 @@ echo "==> API suite on PostgreSQL"
 if PGENV=$(scripts/pg.sh start); then
   eval "$PGENV"
   trap 'scripts/pg.sh stop "$PGBASE"' EXIT
-  TEST_DATABASE_URL=$TEST_DATABASE_URL cargo test --locked -p nubis --test api
+  TEST_DATABASE_URL=$TEST_DATABASE_URL cargo test --workspace --locked --test api
 else
   echo
   echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
