@@ -191,26 +191,14 @@ impl Store {
 impl Store {
     /// The interfaces of some instances, in id order.
     pub async fn interfaces_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<InterfaceRow>> {
-        if instance_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = crate::sql::Sql::new(&format!("SELECT {COLS} FROM instance_interfaces WHERE instance_id IN "));
-        crate::sql::push_ids(&mut sql, instance_ids);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(interface).collect()
+        let select = format!("SELECT {COLS} FROM instance_interfaces");
+        self.fetch_in(&select, "instance_id", crate::sql::Keys::Ids(instance_ids), "id", interface).await
     }
 
     /// The interfaces that use one of `addresses` as their 1:1 NAT, in id order.
     pub async fn interfaces_with_nat_in(&self, addresses: &[String]) -> Result<Vec<InterfaceRow>> {
-        if addresses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = crate::sql::Sql::new(&format!("SELECT {COLS} FROM instance_interfaces WHERE nat_1_1 IN "));
-        crate::sql::push_strs(&mut sql, addresses);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(interface).collect()
+        let select = format!("SELECT {COLS} FROM instance_interfaces");
+        self.fetch_in(&select, "nat_1_1", crate::sql::Keys::Texts(addresses), "id", interface).await
     }
 }
 

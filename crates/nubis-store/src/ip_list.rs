@@ -8,7 +8,7 @@ use crate::Store;
 use crate::ips::IpRow;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_ids, push_order, push_page};
+use crate::sql::{ColKind, Column, Keys, Sql, Val, push_filter, push_order, push_page};
 
 /// What the list's derived fields are computed from.
 pub struct IpListing<'a> {
@@ -117,23 +117,13 @@ impl Store {
 
     /// Some addresses by id.
     async fn ips_by_ids(&self, ids: &[i64]) -> Result<Vec<IpRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!("SELECT {} FROM ip_addresses WHERE id IN ", crate::ips::COLS));
-        push_ids(&mut sql, ids);
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(crate::ips::ip).collect()
+        let select = format!("SELECT {} FROM ip_addresses", crate::ips::COLS);
+        self.fetch_in(&select, "id", Keys::Ids(ids), "id", crate::ips::ip).await
     }
 
     /// Some ranges by id.
     async fn ranges_by_ids(&self, ids: &[i64]) -> Result<Vec<RangeRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!("SELECT {} FROM ipv6_ranges WHERE id IN ", crate::ranges::COLS));
-        push_ids(&mut sql, ids);
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(crate::ranges::range).collect()
+        let select = format!("SELECT {} FROM ipv6_ranges", crate::ranges::COLS);
+        self.fetch_in(&select, "id", Keys::Ids(ids), "id", crate::ranges::range).await
     }
 }

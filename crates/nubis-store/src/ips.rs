@@ -172,14 +172,8 @@ impl Store {
 impl Store {
     /// The addresses of some instances, in id order.
     pub async fn ips_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<IpRow>> {
-        if instance_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = crate::sql::Sql::new(&format!("SELECT {COLS} FROM ip_addresses WHERE instance_id IN "));
-        crate::sql::push_ids(&mut sql, instance_ids);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(ip).collect()
+        let select = format!("SELECT {COLS} FROM ip_addresses");
+        self.fetch_in(&select, "instance_id", crate::sql::Keys::Ids(instance_ids), "id", ip).await
     }
 }
 

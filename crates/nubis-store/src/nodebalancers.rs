@@ -714,14 +714,8 @@ impl Store {
 
     /// The nodes of some configs, in id order.
     pub async fn nb_nodes_of_configs(&self, config_ids: &[i64]) -> Result<Vec<NodeRow>> {
-        if config_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!("SELECT {NODE_COLS} FROM nodebalancer_nodes WHERE config_id IN "));
-        push_ids(&mut sql, config_ids);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(node).collect()
+        let select = format!("SELECT {NODE_COLS} FROM nodebalancer_nodes");
+        self.fetch_in(&select, "config_id", crate::sql::Keys::Ids(config_ids), "id", node).await
     }
 
     /// One node of a config.

@@ -201,11 +201,8 @@ impl Store {
 
     /// What is shared with some instances.
     pub async fn shares_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<ShareRow>> {
-        let mut sql = crate::sql::Sql::new("SELECT instance_id, address FROM ip_shares WHERE instance_id IN ");
-        crate::sql::push_ids(&mut sql, instance_ids);
-        sql.push(" ORDER BY instance_id, address");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(share).collect()
+        let select = "SELECT instance_id, address FROM ip_shares";
+        self.fetch_in(select, "instance_id", crate::sql::Keys::Ids(instance_ids), "instance_id, address", share).await
     }
 }
 

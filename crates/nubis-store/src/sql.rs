@@ -303,7 +303,34 @@ pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
     sql.push(")");
 }
 
+/// The keys of [`crate::Store::fetch_in`].
+pub(crate) enum Keys<'a> {
+    Ids(&'a [i64]),
+    Texts(&'a [String]),
+}
+
 impl crate::Store {
+    /// The rows of `<select> WHERE <column> IN (<keys>) ORDER BY <order>`, mapped (no keys, no
+    /// query): the read by key of the records a page or a view needs.
+    pub(crate) async fn fetch_in<T>(
+        &self,
+        select: &str,
+        column: &str,
+        keys: Keys<'_>,
+        order: &str,
+        map: impl Fn(&crate::db::Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut sql = Sql::new(&format!("{select} WHERE {column} IN "));
+        match keys {
+            Keys::Ids([]) | Keys::Texts([]) => return Ok(Vec::new()),
+            Keys::Ids(ids) => push_ids(&mut sql, ids),
+            Keys::Texts(texts) => push_strs(&mut sql, texts),
+        }
+        sql.push(&format!(" ORDER BY {order}"));
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(map).collect()
+    }
+
     /// One page of a list and the number of rows the whole list has.
     pub(crate) async fn fetch_page(
         &self,

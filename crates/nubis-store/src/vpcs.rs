@@ -9,7 +9,7 @@ use nubis_model::{Result, Timestamp};
 use crate::db::query;
 use crate::interfaces::InterfaceRow;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Listing, Sql, Visibility, push_ids};
+use crate::sql::{ColKind, Column, Keys, Listing, Sql, Visibility, push_ids};
 use crate::{CacheKey, Store, Tx};
 use nubis_model::filter::{CmpOp, Cond, Filter};
 
@@ -360,26 +360,14 @@ impl Store {
 
     /// The subnets of some VPCs, in id order.
     pub async fn subnets_of_vpcs(&self, vpc_ids: &[i64]) -> Result<Vec<SubnetRow>> {
-        if vpc_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE vpc_id IN "));
-        push_ids(&mut sql, vpc_ids);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(subnet).collect()
+        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
+        self.fetch_in(&select, "vpc_id", Keys::Ids(vpc_ids), "id", subnet).await
     }
 
     /// Some subnets by id, in id order.
     pub async fn subnets_by_ids(&self, ids: &[i64]) -> Result<Vec<SubnetRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE id IN "));
-        push_ids(&mut sql, ids);
-        sql.push(" ORDER BY id");
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(subnet).collect()
+        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
+        self.fetch_in(&select, "id", Keys::Ids(ids), "id", subnet).await
     }
 
     /// One subnet of a VPC.
