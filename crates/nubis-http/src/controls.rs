@@ -5,11 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use crate::json::Json;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use nubis_app::App;
@@ -216,18 +215,26 @@ fn public_routes() -> &'static [(String, String)] {
     })
 }
 
-/// Applies injected HTTP faults to the public API's routes (run after routing, before the
-/// handler): waits `latency_ms`, then answers the fault's status with the error envelope, or
-/// lets the request through. Costs one atomic load when no fault is registered.
-pub async fn apply_faults(State(app): State<App>, req: Request, next: Next) -> Response {
+/// Whether an injected HTTP fault may apply to this request (one atomic load when no fault is
+/// registered); [`apply_faults`] then decides.
+pub fn fault_candidate(app: &App, method: &str, template: &str) -> bool {
+    app.controls.faults.http_candidates(method, template).0
+}
+
+/// Applies injected HTTP faults to a request of the public API (after routing, before the
+/// handler, see [`crate::middleware::RouteLayer`]): waits `latency_ms`, then answers the fault's
+/// status with the error envelope, or lets the request through to `inner`.
+pub async fn apply_faults<S>(app: App, template: String, req: Request, inner: S) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
+    use tower::ServiceExt;
     let faults = &app.controls.faults;
-    let Some(template) = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()) else {
-        return next.run(req).await;
-    };
     let method = req.method().as_str().to_string();
     let (any, scoped) = faults.http_candidates(&method, &template);
+    let pass = |req| async move { inner.oneshot(req).await.unwrap_or_else(|never| match never {}) };
     if !any {
-        return next.run(req).await;
+        return pass(req).await;
     }
     let (req, account) = if scoped {
         let (parts, body) = req.into_parts();
@@ -239,17 +246,11 @@ pub async fn apply_faults(State(app): State<App>, req: Request, next: Next) -> R
     } else {
         (req, None)
     };
-    match faults.take_http(&method, &template, account) {
-        Some(f) => answer(f, req, next).await,
-        None => next.run(req).await,
-    }
-}
-
-async fn answer(f: nubis_app::controls::HttpFault, req: Request, next: Next) -> Response {
+    let Some(f) = faults.take_http(&method, &template, account) else { return pass(req).await };
     if f.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(f.latency_ms)).await;
     }
-    let Some(status) = f.status else { return next.run(req).await };
+    let Some(status) = f.status else { return pass(req).await };
     let mut res = match status {
         429 => ApiError(Error::RateLimited { retry_after_secs: f.retry_after }).into_response(),
         500 => ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, None, "Internal server error"),

@@ -1,7 +1,7 @@
 //! The error envelope: `nubis_model::Error` becomes a status code and
 //! `{"errors":[{"field":...,"reason":...}]}`, here and nowhere else.
 
-use axum::Json;
+use crate::json::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use nubis_model::{Error, FieldError};

@@ -5,6 +5,7 @@ pub mod compat;
 pub mod controls;
 pub mod error;
 pub mod extract;
+pub mod json;
 pub mod list;
 pub mod meta;
 pub mod middleware;
@@ -113,25 +114,20 @@ pub fn service_with(app: App, extra: Router) -> NormalizePath<compat::Compat<Rou
         .route("/metrics", get(metrics));
     // The test controls: injected faults on the public routes, and the control API itself;
     // neither exists when the controls are disabled.
+    let faults = app.controls_enabled().then(|| app.clone());
+    let router = router.route_layer(middleware::RouteLayer { faults });
     let router = if app.controls_enabled() {
-        router
-            .route_layer(axum::middleware::from_fn_with_state(app.clone(), controls::apply_faults))
-            .merge(controls::router())
+        router.merge(controls::router().route_layer(middleware::RouteLayer::default()))
     } else {
         router
     };
     let router = router
-        .route_layer(axum::middleware::from_fn(middleware::record_route))
         .fallback(|| async { ApiError::status(StatusCode::NOT_FOUND, None, "Not found") })
         .method_not_allowed_fallback(|| async {
             ApiError::status(StatusCode::METHOD_NOT_ALLOWED, None, "Method not allowed")
         })
         .with_state(state)
-        .merge(if extra.has_routes() {
-            extra.route_layer(axum::middleware::from_fn(middleware::record_route))
-        } else {
-            extra
-        })
+        .merge(if extra.has_routes() { extra.route_layer(middleware::RouteLayer::default()) } else { extra })
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
@@ -140,7 +136,7 @@ pub fn service_with(app: App, extra: Router) -> NormalizePath<compat::Compat<Rou
 
 async fn healthz(State(s): State<ApiState>) -> Response {
     if s.app.healthy().await {
-        axum::Json(serde_json::json!({"status": "ok"})).into_response()
+        crate::json::Json(serde_json::json!({"status": "ok"})).into_response()
     } else {
         error::unavailable("The database is unreachable", error::UNAVAILABLE_RETRY_AFTER_SECS)
     }

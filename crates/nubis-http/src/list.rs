@@ -1,7 +1,7 @@
 //! Lists: X-Filter, ordering and paging applied to the records the application returned (the
 //! ones the caller may see), answered in the `data`/`page`/`pages`/`results` envelope.
 
-use axum::Json;
+use crate::json::Json;
 use axum::response::{IntoResponse, Response};
 use nubis_model::filter::Filter;
 use nubis_model::page::Page;

@@ -88,6 +88,12 @@ impl Routes {
 }
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+static X_SPEC_VERSION: HeaderName = HeaderName::from_static("x-spec-version");
+static X_ACCEPTED_SCOPES: HeaderName = HeaderName::from_static("x-accepted-oauth-scopes");
+static X_OAUTH_SCOPES: HeaderName = HeaderName::from_static("x-oauth-scopes");
+static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+static X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 fn request_id(req: &Request) -> HeaderValue {
     if let Some(v) = req.headers().get(&X_REQUEST_ID)
@@ -118,23 +124,23 @@ pub async fn pipeline(State(routes): State<Arc<Routes>>, mut req: Request, next:
     let route = routes.route_index(path);
     let h = res.headers_mut();
     h.insert(X_REQUEST_ID.clone(), id.clone());
-    h.insert("x-spec-version", HeaderValue::from_static(SPEC_VERSION));
+    h.insert(X_SPEC_VERSION.clone(), HeaderValue::from_static(SPEC_VERSION));
     if let Some(i) = route
         && let Some(v) = routes.routes[i].1.get(&method)
     {
-        h.insert("x-accepted-oauth-scopes", v.clone());
+        h.insert(X_ACCEPTED_SCOPES.clone(), v.clone());
     }
     if let Some(s) = meta.scopes.get()
         && let Ok(v) = HeaderValue::from_str(s)
     {
-        h.insert("x-oauth-scopes", v);
+        h.insert(X_OAUTH_SCOPES.clone(), v);
     }
     if let Some(r) = meta.rate.get()
         && r.limit > 0
     {
-        h.insert("x-ratelimit-limit", HeaderValue::from(r.limit));
-        h.insert("x-ratelimit-remaining", HeaderValue::from(r.remaining));
-        h.insert("x-ratelimit-reset", HeaderValue::from(r.reset));
+        h.insert(X_RATELIMIT_LIMIT.clone(), HeaderValue::from(r.limit));
+        h.insert(X_RATELIMIT_REMAINING.clone(), HeaderValue::from(r.remaining));
+        h.insert(X_RATELIMIT_RESET.clone(), HeaderValue::from(r.reset));
     }
     let elapsed = start.elapsed();
     routes.observe(route, path, &method, status, elapsed.as_secs_f64());
@@ -149,12 +155,61 @@ pub async fn pipeline(State(routes): State<Arc<Routes>>, mut req: Request, next:
     res
 }
 
-/// The inner layer, run after routing: records which route template matched.
-pub async fn record_route(req: Request, next: Next) -> Response {
-    if let (Some(p), Some(meta)) = (req.extensions().get::<MatchedPath>(), req.extensions().get::<Arc<RequestMeta>>()) {
-        let _ = meta.route.set(p.clone());
+/// The inner layer, run after routing: records which route template matched, and sends the
+/// request through the test controls' injected faults when one may apply. A plain service (no
+/// boxing, no clone of the route) on the path of every request.
+#[derive(Clone, Default)]
+pub struct RouteLayer {
+    /// The application whose injected faults apply (`None`: the test controls are off).
+    pub faults: Option<nubis_app::App>,
+}
+
+impl<S> tower::Layer<S> for RouteLayer {
+    type Service = RouteService<S>;
+    fn layer(&self, inner: S) -> RouteService<S> {
+        RouteService { inner, faults: self.faults.clone() }
     }
-    next.run(req).await
+}
+
+#[derive(Clone)]
+pub struct RouteService<S> {
+    inner: S,
+    faults: Option<nubis_app::App>,
+}
+
+type Faulted = std::pin::Pin<Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+
+impl<S> tower::Service<Request> for RouteService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::Either<S::Future, Faulted>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let path = req.extensions().get::<MatchedPath>();
+        if let (Some(p), Some(meta)) = (path, req.extensions().get::<Arc<RequestMeta>>()) {
+            let _ = meta.route.set(p.clone());
+        }
+        if let (Some(app), Some(p)) = (&self.faults, path)
+            && crate::controls::fault_candidate(app, req.method().as_str(), p.as_str())
+        {
+            let (app, template) = (app.clone(), p.as_str().to_string());
+            // The ready service goes with the request; this one is replaced by a fresh clone.
+            let fresh = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, fresh);
+            return futures_util::future::Either::Right(Box::pin(async move {
+                Ok(crate::controls::apply_faults(app, template, req, inner).await)
+            }));
+        }
+        futures_util::future::Either::Left(self.inner.call(req))
+    }
 }
 
 static PROMETHEUS: OnceLock<Option<PrometheusHandle>> = OnceLock::new();

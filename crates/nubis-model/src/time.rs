@@ -41,11 +41,44 @@ impl Timestamp {
         Timestamp(Utc::now().naive_utc().with_nanosecond_zero())
     }
     pub fn parse(s: &str) -> Option<Self> {
-        NaiveDateTime::parse_from_str(s, FORMAT)
-            .ok()
+        Timestamp::parse_exact(s.as_bytes())
+            .or_else(|| NaiveDateTime::parse_from_str(s, FORMAT).ok())
             .or_else(|| chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.naive_utc().with_nanosecond_zero()))
             .map(Timestamp)
     }
+    /// `YYYY-MM-DDTHH:MM:SS` exactly, read without a format interpreter (every row read from the
+    /// database carries timestamps in this form, so this is on the path of every list).
+    fn parse_exact(b: &[u8]) -> Option<NaiveDateTime> {
+        if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| {
+            b[r].iter().try_fold(0u32, |n, c| c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0')))
+        };
+        let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+        date.and_hms_opt(num(11..13)?, num(14..16)?, num(17..19)?)
+    }
+
+    /// The `YYYY-MM-DDTHH:MM:SS` text, built without the formatting machinery.
+    fn text(&self) -> [u8; 19] {
+        use chrono::{Datelike, Timelike};
+        let (d, t) = (self.0.date(), self.0.time());
+        let mut out = *b"0000-00-00T00:00:00";
+        let mut put = |at: usize, width: usize, mut v: u32| {
+            for i in (at..at + width).rev() {
+                out[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, d.year().clamp(0, 9999) as u32);
+        put(5, 2, d.month());
+        put(8, 2, d.day());
+        put(11, 2, t.hour());
+        put(14, 2, t.minute());
+        put(17, 2, t.second());
+        out
+    }
+
     pub fn minus_days(self, days: i64) -> Self {
         Timestamp(self.0 - chrono::Duration::days(days))
     }
@@ -69,15 +102,15 @@ impl ZeroNanos for NaiveDateTime {
 
 impl std::fmt::Display for Timestamp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use chrono::{Datelike, Timelike};
-        let (d, t) = (self.0.date(), self.0.time());
-        write!(f, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", d.year(), d.month(), d.day(), t.hour(), t.minute(), t.second())
+        let text = self.text();
+        f.write_str(std::str::from_utf8(&text).map_err(|_| std::fmt::Error)?)
     }
 }
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        let text = self.text();
+        s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
     }
 }
 
@@ -113,6 +146,18 @@ mod tests {
         assert_eq!(serde_json::to_string(&t).unwrap(), "\"2018-01-01T00:01:01\"");
         let now = Timestamp::now().to_string();
         assert_eq!(now.len(), 19, "{now}");
+    }
+
+    #[test]
+    fn reads_and_writes_the_exact_form_and_refuses_near_misses() {
+        for text in ["2026-02-28T23:59:59", "0999-01-01T00:00:00", "2024-02-29T12:00:00"] {
+            assert_eq!(Timestamp::parse(text).unwrap().to_string(), text);
+        }
+        for bad in ["2026-02-30T00:00:00", "2026-13-01T00:00:00", "2026-01-01T24:00:00", "2026-01-01 00:00:00"] {
+            assert_eq!(Timestamp::parse(bad), None, "{bad}");
+        }
+        // RFC 3339 with an offset is still read (and normalized to UTC).
+        assert_eq!(Timestamp::parse("2026-01-01T01:00:00+01:00").unwrap().to_string(), "2026-01-01T00:00:00");
     }
 
     #[test]

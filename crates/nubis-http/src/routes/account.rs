@@ -1,6 +1,6 @@
 //! The account itself: its network transfer.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use nubis_app::App;
 use nubis_model::account::AccountTransfer;

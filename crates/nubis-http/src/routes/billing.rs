@@ -1,7 +1,7 @@
 //! The account record, settings and availability, and billing: payment methods, payments,
 //! PayPal (disabled), invoices, promo codes, cancellation, maintenance and notifications.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};

@@ -1,6 +1,6 @@
 //! Regions, instance types and images (public, from the configuration).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::Response;
 use nubis_app::App;

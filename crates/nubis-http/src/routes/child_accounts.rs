@@ -1,6 +1,6 @@
 //! Child accounts of a parent account and proxy-user tokens.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

@@ -1,6 +1,6 @@
 //! The account's events.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

@@ -1,6 +1,6 @@
 //! Firewalls, their rules and devices, and the firewalls of a load balancer.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

@@ -1,7 +1,7 @@
 //! Compute instances: records, power actions, their addresses, and the firewalls and load
 //! balancers they belong to.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

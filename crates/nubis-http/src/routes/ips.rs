@@ -1,6 +1,6 @@
 //! IP addresses of the account (`/v4/networking/ips`).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::Uri;
 use axum::response::{IntoResponse, Response};

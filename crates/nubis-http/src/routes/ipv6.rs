@@ -1,6 +1,6 @@
 //! IPv6 pools and ranges, and VLANs (`/v4/networking/ipv6/*`, `/v4/networking/vlans`).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

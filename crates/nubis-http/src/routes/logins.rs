@@ -1,6 +1,6 @@
 //! Logins: the account's (unrestricted users) and the caller's own.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

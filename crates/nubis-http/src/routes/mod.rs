@@ -18,7 +18,7 @@ pub mod service_transfers;
 pub mod users;
 pub mod vpcs;
 
-use axum::Json;
+use crate::json::Json;
 use serde_json::{Value, json};
 
 /// The body of successful deletes and actions.

@@ -1,7 +1,7 @@
 //! Load balancers (NodeBalancers): balancers, their configs (ports) and nodes (back ends),
 //! stats and firewalls.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::nodebalancer::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};

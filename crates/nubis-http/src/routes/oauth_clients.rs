@@ -1,6 +1,6 @@
 //! OAuth clients of the account and their thumbnails.
 
-use axum::Json;
+use crate::json::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;

@@ -1,6 +1,6 @@
 //! The caller's profile, grants and personal access tokens.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

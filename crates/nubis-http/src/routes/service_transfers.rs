@@ -2,7 +2,7 @@
 //! answer with a deprecation indication in their headers (`Deprecation: true` and a `Link` to the
 //! successor operations).
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};

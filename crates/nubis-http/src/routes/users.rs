@@ -1,6 +1,6 @@
 //! Users of the account and their grants.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

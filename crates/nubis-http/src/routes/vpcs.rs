@@ -1,6 +1,6 @@
 //! VPCs, their subnets and the addresses of VPC interfaces.
 
-use axum::Json;
+use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;

@@ -92,7 +92,7 @@ fn no_store(mut r: Response) -> Response {
 
 fn oauth_error(e: OAuthError, basic: bool) -> Response {
     let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let mut r = no_store((status, axum::Json(&e)).into_response());
+    let mut r = no_store((status, crate::json::Json(&e)).into_response());
     if status == StatusCode::UNAUTHORIZED && basic {
         r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"nubis\""));
     }
@@ -116,7 +116,7 @@ async fn token(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Respo
     let basic = basic_credentials(&headers);
     let used_basic = basic.is_some();
     match app.token_endpoint(&req, basic).await {
-        Ok(t) => no_store(axum::Json(t).into_response()),
+        Ok(t) => no_store(crate::json::Json(t).into_response()),
         Err(e) => oauth_error(e, used_basic),
     }
 }
@@ -161,5 +161,5 @@ pub async fn metadata(State(app): State<App>) -> Response {
         "scopes_supported": scopes,
         "service_documentation": format!("{}/v4/openapi.json", app.public_url()),
     });
-    axum::Json(doc).into_response()
+    crate::json::Json(doc).into_response()
 }

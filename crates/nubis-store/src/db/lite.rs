@@ -209,16 +209,47 @@ fn to_sql(v: &Val) -> SqlValue {
 
 fn prepare<'c>(c: &'c Connection, q: &Query) -> Result<rusqlite::CachedStatement<'c>> {
     let mut stmt = c.prepare_cached(&q.sql).map_err(map_err)?;
-    for i in 1..=stmt.parameter_count() {
-        // `$N` binds the N-th value wherever it appears; anonymous `?` binds by position.
-        let n = match stmt.parameter_name(i) {
-            Some(name) => name.trim_start_matches(['$', '?', ':', '@']).parse::<usize>().unwrap_or(i),
-            None => i,
-        };
-        let v = q.args.get(n - 1).ok_or_else(|| Error::Internal(format!("missing value for ${n} in: {}", q.sql)))?;
-        stmt.raw_bind_parameter(i, to_sql(v)).map_err(map_err)?;
+    let order = value_order(&stmt, &q.sql);
+    for (i, n) in order.iter().enumerate() {
+        let v = q.args.get(*n).ok_or_else(|| Error::Internal(format!("missing value for ${} in: {}", n + 1, q.sql)))?;
+        stmt.raw_bind_parameter(i + 1, to_sql(v)).map_err(map_err)?;
     }
     Ok(stmt)
+}
+
+/// Past this many remembered statements the memory of [`value_order`] starts over.
+const ORDERS_KEPT: usize = 4096;
+
+/// For each parameter of the statement (in SQLite's order), the index of the value it takes:
+/// `$N` takes the N-th value wherever it appears, anonymous `?` by position. SQLite finds a
+/// parameter's name by a linear scan, so asking it for every parameter of a long `IN (...)` list
+/// is quadratic; the answer depends only on the SQL text, so it is worked out once per text (per
+/// thread) and remembered.
+fn value_order(stmt: &rusqlite::Statement<'_>, sql: &str) -> std::rc::Rc<[usize]> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static ORDERS: RefCell<HashMap<String, Rc<[usize]>>> = RefCell::new(HashMap::new());
+    }
+    ORDERS.with(|orders| {
+        if let Some(o) = orders.borrow().get(sql) {
+            return o.clone();
+        }
+        let order: Rc<[usize]> = (1..=stmt.parameter_count())
+            .map(|i| match stmt.parameter_name(i) {
+                Some(name) => name.trim_start_matches(['$', '?', ':', '@']).parse::<usize>().unwrap_or(i),
+                None => i,
+            })
+            .map(|n| n.saturating_sub(1))
+            .collect();
+        let mut orders = orders.borrow_mut();
+        if orders.len() >= ORDERS_KEPT {
+            orders.clear();
+        }
+        orders.insert(sql.to_string(), order.clone());
+        order
+    })
 }
 
 pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
@@ -234,13 +265,21 @@ pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
                 ValueRef::Null => Val::Null(Kind::Text),
                 ValueRef::Integer(v) => Val::I64(v),
                 ValueRef::Real(v) => Val::F64(v),
-                ValueRef::Text(t) => Val::Str(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Text(t) => Val::Str(text(t)),
                 ValueRef::Blob(b) => Val::Str(String::from_utf8_lossy(b).into_owned()),
             });
         }
         out.push(Row { cols: cols.clone(), vals });
     }
     Ok(out)
+}
+
+/// Column text as a `String` (invalid UTF-8, which nubis never writes, is replaced).
+fn text(t: &[u8]) -> String {
+    match std::str::from_utf8(t) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(t).into_owned(),
+    }
 }
 
 pub(crate) fn execute(c: &Connection, q: &Query) -> Result<u64> {
