@@ -117,8 +117,9 @@ for engine in $ENGINES; do
     wait_http "http://$OADDR/v4/vpcs/1"
     mid=$(printf 'vpc-%06d' $((n / 2)))
     MID=$(curl -sf -H "$AUTH" -H "X-Filter: {\"label\": \"$mid\"}" "http://$NADDR/v4/vpcs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])')
-    LO=$((MID - 100)); [ $LO -lt 1 ] && LO=1
-    FILTER="{\"region\": \"us-west\", \"id\": {\"+gte\": $LO, \"+lt\": $((LO + 200))}}"
+    # 100 ids around the middle VPC, half of them in us-west: 50 results on either account.
+    LO=$((MID - 50)); [ $LO -lt 1 ] && LO=1
+    FILTER="{\"region\": \"us-west\", \"id\": {\"+gte\": $LO, \"+lt\": $((LO + 100))}}"
     echo "$FILTER" >"$OUT/filter.txt"
     GET=(-H "$AUTH" "http://$NADDR/v4/vpcs/$MID")
     PAGE=(-H "$AUTH" "http://$NADDR/v4/vpcs")
@@ -187,7 +188,7 @@ PY
   echo
   echo "- GET one: \`wrk -t1 -c$C -d$D --latency http://HOST/v4/vpcs/ID\` (the VPC labelled vpc-N/2)"
   echo "- page: \`wrk -t1 -c$C -d$D --latency http://HOST/v4/vpcs\` (page 1 of 100, \`results\` from the kept count)"
-  echo "- filtered page: the same with \`-H 'X-Filter: $(cat "$OUT/filter.txt")'\` (100 results; the id range is around the middle VPC)"
+  echo "- filtered page: the same with \`-H 'X-Filter: $(cat "$OUT/filter.txt")'\` (50 results on either account; the id range is around the middle VPC)"
   echo "- create: \`wrk -t1 -c$C -d$D --latency -s bench/scale/post-vpc.lua http://HOST/v4/vpcs\`"
   echo "- writes going on: \`bench/scale/writer.py HOST TOKEN $RATE\` in the background"
   echo "- fill: \`bench/scale/fill.sql.sh ENGINE ACCOUNT VPCS EVENTS | sqlite3 FILE\` (or \`| psql URL\`) after nubis made and bootstrapped the database"

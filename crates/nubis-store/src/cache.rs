@@ -6,10 +6,12 @@
 //! served only while none of those tables has changed since it was loaded, so a write to VPCs
 //! leaves the cached credentials and grants in place, and nothing stale is ever served.
 //!
-//! It is enabled only when this process is the only writer of its database (SQLite; writes by
-//! another process to the same file invalidate everything, see `Store::watch_external_writes`).
-//! With PostgreSQL several replicas write one database, so the cache is off there and every read
-//! goes to the database by key (see docs/decisions.md, "Reads by key, and the cache").
+//! On SQLite this process is the only writer of its database (writes by another process to the
+//! same file invalidate everything, see `Store::watch_external_writes`), and every key is cached.
+//! With PostgreSQL several replicas write one database: triggers on the tables the credential
+//! and grant keys read send a change notice at commit to every replica, and only keys whose
+//! tables all send notices are cached, only while this replica listens (see docs/decisions.md,
+//! "Reads by key, and the cache").
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -25,6 +27,7 @@ const TABLES: &[&str] = &[
     "users",
     "tokens",
     "grants",
+    "account_billing",
     "vpcs",
     "vpc_subnets",
     "instances",
@@ -55,7 +58,22 @@ pub(crate) fn bit(table: &str) -> Touched {
     1 << slot(table)
 }
 
-const ALL: Touched = (1 << SLOTS) - 1;
+pub(crate) const ALL: Touched = (1 << SLOTS) - 1;
+
+/// The tables whose writes send change notices on PostgreSQL (migration 0017).
+fn noticed() -> Touched {
+    bit("tokens") | bit("users") | bit("accounts") | bit("account_billing") | bit("grants")
+}
+
+/// Who else writes the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Nobody (SQLite): every key is cached.
+    Local,
+    /// Other replicas (PostgreSQL): keys read only from tables with change notices, while this
+    /// replica listens to them.
+    Shared,
+}
 
 /// What a cached value is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -72,6 +90,9 @@ pub enum Key {
     Account(i64),
     /// One VPC with its subnets and the interfaces on them.
     Vpc(i64),
+    /// One page of a list as an account (or a restricted user of it) sees it: the list's name,
+    /// the account, the restricted user, and the filter and page asked for.
+    Page { list: &'static str, account: i64, user: Option<i64>, query: String },
     /// A named collection of an account (`("instances", account)`, ...); the name is the table
     /// it is read from, or one of the names [`Key::tables`] knows.
     Collection(&'static str, i64),
@@ -81,12 +102,20 @@ impl Key {
     /// The tables the value is read from.
     fn tables(&self) -> Touched {
         match self {
-            Key::Credential(_) => bit("tokens") | bit("users") | bit("accounts"),
+            Key::Credential(_) => bit("tokens") | bit("users") | bit("accounts") | bit("account_billing"),
             Key::Users(_) => bit("users"),
             Key::Tokens(_) => bit("tokens"),
             Key::Grants(_) => bit("users") | bit("grants"),
             Key::Account(_) => bit("accounts"),
             Key::Vpc(_) => bit("vpcs") | bit("vpc_subnets") | bit("instance_interfaces") | bit("instances"),
+            Key::Page { list, user, .. } => {
+                let grants = if user.is_some() { bit("grants") } else { 0 };
+                match *list {
+                    "vpcs" => Key::Vpc(0).tables() | grants,
+                    // A list that does not name its tables: any write invalidates it.
+                    _ => ALL,
+                }
+            }
             Key::Collection(name, _) => match *name {
                 "firewall_devices" => bit("firewall_devices") | bit("instances") | bit("nodebalancers"),
                 "nodebalancer_transfer" => bit("nodebalancer_traffic") | bit("nodebalancers"),
@@ -104,17 +133,46 @@ struct Entry {
 }
 
 pub(crate) struct Cache {
-    enabled: bool,
+    mode: Mode,
+    /// Whether entries may be served and stored: always for `Local`; for `Shared`, while the
+    /// change notices are heard.
+    synced: std::sync::atomic::AtomicBool,
     generations: [AtomicU64; SLOTS],
     map: RwLock<HashMap<Key, Entry>>,
+    /// Pages of lists, kept apart under their own, smaller bound.
+    pages: RwLock<HashMap<Key, Entry>>,
 }
 
 /// Entries kept before the cache is emptied (every entry can be reloaded).
 const MAX_ENTRIES: usize = 50_000;
+/// Pages kept before the pages are emptied (a page holds up to 500 records).
+const MAX_PAGES: usize = 256;
 
 impl Cache {
-    pub(crate) fn new(enabled: bool) -> Cache {
-        Cache { enabled, generations: std::array::from_fn(|_| AtomicU64::new(1)), map: RwLock::new(HashMap::new()) }
+    pub(crate) fn new(mode: Mode) -> Cache {
+        Cache {
+            mode,
+            synced: std::sync::atomic::AtomicBool::new(mode == Mode::Local),
+            generations: std::array::from_fn(|_| AtomicU64::new(1)),
+            map: RwLock::new(HashMap::new()),
+            pages: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// Whether change notices are heard (`Shared`). Either way every entry is dropped: while
+    /// they were not heard, anything may have changed.
+    pub(crate) fn set_synced(&self, synced: bool) {
+        if synced {
+            self.bump_all();
+            self.synced.store(true, Ordering::Release);
+        } else {
+            self.synced.store(false, Ordering::Release);
+            self.bump_all();
+        }
+    }
+
+    fn serves(&self, key: &Key) -> bool {
+        self.synced.load(Ordering::Acquire) && (self.mode == Mode::Local || key.tables() & !noticed() == 0)
     }
 
     /// Records that a write changed the tables in `touched`.
@@ -149,13 +207,17 @@ impl Cache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        if !self.enabled {
+        if !self.serves(&key) {
             return load().await.map(Arc::new);
         }
         // Take the stamp before loading: if a write to one of the tables commits while we load,
         // the entry is stored under the older stamp and is never served.
         let stamp = self.stamp(key.tables());
-        if let Ok(map) = self.map.read()
+        let (map, max) = match key {
+            Key::Page { .. } => (&self.pages, MAX_PAGES),
+            _ => (&self.map, MAX_ENTRIES),
+        };
+        if let Ok(map) = map.read()
             && let Some(e) = map.get(&key)
             && e.stamp == stamp
             && let Ok(v) = e.value.clone().downcast::<T>()
@@ -163,8 +225,12 @@ impl Cache {
             return Ok(v);
         }
         let value = Arc::new(load().await?);
-        if let Ok(mut map) = self.map.write() {
-            if map.len() >= MAX_ENTRIES {
+        // Not heard while loading (`Shared`): the stamp may miss a change.
+        if !self.synced.load(Ordering::Acquire) {
+            return Ok(value);
+        }
+        if let Ok(mut map) = map.write() {
+            if map.len() >= max {
                 map.clear();
             }
             map.insert(key, Entry { stamp, value: value.clone() });
@@ -179,7 +245,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_until_a_table_it_reads_changes() {
-        let c = Cache::new(true);
+        let c = Cache::new(Mode::Local);
         let a: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(1) }).await.unwrap();
         let b: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(2) }).await.unwrap();
         assert_eq!((*a, *b), (1, 1));
@@ -196,8 +262,23 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_page_follows_the_tables_of_its_records_and_the_grants_of_its_user() {
+        let c = Cache::new(Mode::Local);
+        let key = |user| Key::Page { list: "vpcs", account: 1, user, query: "p1".into() };
+        let _: Arc<i64> = c.get_or_load(key(None), || async { Ok(1) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(key(Some(7)), || async { Ok(1) }).await.unwrap();
+        c.bump(bit("grants") | bit("events"));
+        let a: Arc<i64> = c.get_or_load(key(None), || async { Ok(2) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(key(Some(7)), || async { Ok(2) }).await.unwrap();
+        assert_eq!((*a, *b), (1, 2));
+        c.bump(bit("instance_interfaces"));
+        let a: Arc<i64> = c.get_or_load(key(None), || async { Ok(3) }).await.unwrap();
+        assert_eq!(*a, 3);
+    }
+
+    #[tokio::test]
     async fn unknown_collections_follow_every_write() {
-        let c = Cache::new(true);
+        let c = Cache::new(Mode::Local);
         let _: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(1) }).await.unwrap();
         c.bump(bit("events"));
         let b: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(2) }).await.unwrap();
@@ -205,10 +286,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn disabled_cache_always_loads() {
-        let c = Cache::new(false);
+    async fn a_shared_cache_serves_only_noticed_tables_and_only_while_it_hears_them() {
+        let c = Cache::new(Mode::Shared);
+        // Not listening yet: nothing is kept.
         let _: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(1) }).await.unwrap();
         let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(2) }).await.unwrap();
         assert_eq!(*b, 2);
+        c.set_synced(true);
+        let _: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(3) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(4) }).await.unwrap();
+        assert_eq!(*b, 3);
+        // A VPC is read from tables without notices: never kept.
+        let _: Arc<i64> = c.get_or_load(Key::Vpc(1), || async { Ok(5) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Vpc(1), || async { Ok(6) }).await.unwrap();
+        assert_eq!(*b, 6);
+        // The notices stop: nothing is served, and what was kept is gone when they resume.
+        c.set_synced(false);
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(7) }).await.unwrap();
+        assert_eq!(*b, 7);
+        c.set_synced(true);
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(8) }).await.unwrap();
+        assert_eq!(*b, 8);
     }
 }

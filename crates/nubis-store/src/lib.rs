@@ -45,8 +45,8 @@ use std::time::Duration;
 use nubis_model::{Error, Result};
 
 pub use billing::AccountStanding;
-use cache::Cache;
 pub use cache::Key as CacheKey;
+use cache::{Cache, Mode};
 use db::{Handle, lite::Lite, query};
 
 /// Which database is behind the store.
@@ -88,6 +88,14 @@ enum Engine {
 struct Inner {
     engine: Engine,
     cache: Cache,
+    /// Wakes the background tasks of the store when it closes or goes away.
+    closing: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closing.notify_waiters();
+    }
 }
 
 /// One migration: its version, its name, and its DDL for each engine (files
@@ -119,6 +127,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(12, "moved_rows", "0012_moved_rows.sql"),
     migration!(15, "replicas", "0015_replicas.sql"),
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
+    migration!(17, "change_notices", "0017_change_notices.sql"),
 ];
 
 impl Store {
@@ -136,8 +145,15 @@ impl Store {
                 .connect(url)
                 .await
                 .map_err(db::pg::map_err)?;
-            // Several API replicas may write to one PostgreSQL: no process-local cache.
-            Store { inner: Arc::new(Inner { engine: Engine::Pg(pool), cache: Cache::new(false) }) }
+            // Several API replicas may write to one PostgreSQL: the cache keeps only what the
+            // change notices cover, and only while this replica listens to them.
+            Store {
+                inner: Arc::new(Inner {
+                    engine: Engine::Pg(pool),
+                    cache: Cache::new(Mode::Shared),
+                    closing: Default::default(),
+                }),
+            }
         } else if let Some(rest) = url.strip_prefix("sqlite:") {
             let path = if rest == ":memory:" {
                 None
@@ -147,12 +163,19 @@ impl Store {
                 Some(std::path::PathBuf::from(p))
             };
             let lite = Lite::open(path.as_deref(), opts.sqlite_sync_full, opts.read_connections as usize)?;
-            Store { inner: Arc::new(Inner { engine: Engine::Lite(Box::new(lite)), cache: Cache::new(true) }) }
+            Store {
+                inner: Arc::new(Inner {
+                    engine: Engine::Lite(Box::new(lite)),
+                    cache: Cache::new(Mode::Local),
+                    closing: Default::default(),
+                }),
+            }
         } else {
             return Err(Error::internal(format!("unsupported database URL scheme in '{}'", redact(url))));
         };
         store.migrate().await?;
         store.watch_external_writes()?;
+        store.listen_to_change_notices();
         Ok(store)
     }
 
@@ -212,6 +235,62 @@ impl Store {
         Ok(())
     }
 
+    /// On PostgreSQL, keeps a connection listening to the change notices of every replica's
+    /// writes (`nubis_changes`, sent by triggers at commit) and invalidates what each one
+    /// touched. The cache serves nothing while this connection is down; when it is back, every
+    /// entry is dropped and the cache serves again.
+    fn listen_to_change_notices(&self) {
+        let Engine::Pg(pool) = &self.inner.engine else { return };
+        let pool = pool.clone();
+        let weak = Arc::downgrade(&self.inner);
+        let closing = self.inner.closing.clone();
+        tokio::spawn(async move {
+            loop {
+                let listening = async {
+                    let mut l = sqlx::postgres::PgListener::connect_with(&pool).await?;
+                    l.listen("nubis_changes").await?;
+                    Ok::<_, sqlx::Error>(l)
+                };
+                let mut listener = tokio::select! {
+                    _ = closing.notified() => return,
+                    l = listening => match l {
+                        Ok(l) => l,
+                        Err(e) => {
+                            if pool.is_closed() || weak.strong_count() == 0 {
+                                return;
+                            }
+                            tracing::debug!(error = %e, "change notices: cannot listen yet");
+                            tokio::select! {
+                                _ = closing.notified() => return,
+                                _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                            }
+                        }
+                    },
+                };
+                {
+                    let Some(inner) = weak.upgrade() else { return };
+                    // Listening from now on: whatever was cached before may be stale.
+                    inner.cache.set_synced(true);
+                }
+                loop {
+                    let notice = tokio::select! {
+                        _ = closing.notified() => return,
+                        n = listener.try_recv() => n,
+                    };
+                    let Some(inner) = weak.upgrade() else { return };
+                    match notice {
+                        Ok(Some(n)) => inner.cache.bump(cache::bit(n.payload())),
+                        // The connection is lost: notices may be missed until it is back.
+                        Ok(None) | Err(_) => {
+                            inner.cache.set_synced(false);
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     pub fn backend(&self) -> Backend {
         match self.inner.engine {
             Engine::Lite(_) => Backend::Sqlite,
@@ -233,6 +312,7 @@ impl Store {
 
     /// Closes every connection cleanly (checkpointing the SQLite WAL).
     pub async fn close(&self) {
+        self.inner.closing.notify_waiters();
         match &self.inner.engine {
             Engine::Lite(l) => l.close(),
             Engine::Pg(p) => p.close().await,
@@ -254,6 +334,24 @@ impl Store {
         Fut: Future<Output = Result<T>>,
     {
         self.inner.cache.get_or_load(key, load).await
+    }
+
+    /// One page of a list (`list` names it, `query` is the filter and the page asked for), kept
+    /// in the read cache until a table its records are read from is written.
+    pub async fn cached_page<T, F, Fut>(
+        &self,
+        list: &'static str,
+        account: i64,
+        user: Option<i64>,
+        query: String,
+        load: F,
+    ) -> Result<Arc<T>>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        self.inner.cache.get_or_load(CacheKey::Page { list, account, user, query }, load).await
     }
 
     /// Answers whether the database is reachable (for health checks).
@@ -285,7 +383,19 @@ impl Tx<'_> {
                 r
             }
             (TxInner::Pg(tx), _) => match tx.take() {
-                Some(tx) => db::pg::bounded(tx.commit()).await,
+                Some(mut tx) => {
+                    // The tables with change notices this transaction wrote (the other replicas
+                    // hear of them at commit): this replica's cache forgets them before answering.
+                    let names = query("SELECT COALESCE(current_setting('nubis.touched', true), '')")
+                        .fetch_one(Handle::PgConn(&mut tx))
+                        .await
+                        .and_then(|r| r.first().cloned());
+                    touched = match names {
+                        Ok(db::Val::Str(names)) => names.split_whitespace().fold(0, |t, n| t | cache::bit(n)),
+                        _ => cache::ALL,
+                    };
+                    db::pg::bounded(tx.commit()).await
+                }
                 None => Err(Error::internal("transaction already finished")),
             },
             _ => Err(Error::internal("transaction and engine differ")),

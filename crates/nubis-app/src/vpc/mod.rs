@@ -2,6 +2,7 @@
 //! constraint, subnets never overlapping within a VPC (checked inside the write transaction),
 //! and deletes refused while an instance interface uses a subnet.
 
+use std::sync::Arc;
 mod validate;
 mod view;
 
@@ -79,10 +80,21 @@ impl App {
     }
 
     pub async fn vpc_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Vpc>> {
+        self.vpc_list_shared(actor, filter, page).await.map(Arc::unwrap_or_clone)
+    }
+
+    /// [`App::vpc_list`], as kept in the read cache (shared, not copied).
+    pub async fn vpc_list_shared(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Arc<Page<Vpc>>> {
         self.authorize(actor, Op::VpcList).await?;
-        let (rows, results) =
-            self.store.vpcs_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size).await?;
-        Ok(Page::new(self.vpc_views(&rows).await?, page, results))
+        let user = Self::grant_user(actor);
+        let query = format!("{filter:?} {} {}", page.page, page.page_size);
+        self.store
+            .cached_page("vpcs", actor.account_id, user, query, || async move {
+                let (rows, results) =
+                    self.store.vpcs_page(actor.account_id, user, filter, page.page, page.page_size).await?;
+                Ok(Page::new(self.vpc_views(&rows).await?, page, results))
+            })
+            .await
     }
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {

@@ -41,6 +41,7 @@ mod passwords;
 mod profile;
 mod rdns;
 mod read_path;
+mod replicas_cache;
 mod replicas_failover;
 mod replicas_invariants;
 mod service_transfers;
