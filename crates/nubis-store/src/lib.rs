@@ -249,7 +249,21 @@ impl Store {
                 let listening = async {
                     let mut l = sqlx::postgres::PgListener::connect_with(&pool).await?;
                     l.listen("nubis_changes").await?;
-                    Ok::<_, sqlx::Error>(l)
+                    // A notice sent through the pool must come back on this connection before
+                    // the cache is trusted (a pooler in transaction mode, for one, accepts
+                    // LISTEN and never delivers).
+                    let probe = format!("probe {}", unique_suffix());
+                    sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(&probe).execute(&pool).await?;
+                    loop {
+                        match tokio::time::timeout(Duration::from_secs(2), l.try_recv()).await {
+                            Ok(Ok(Some(n))) if n.payload() == probe => return Ok::<_, sqlx::Error>(l),
+                            Ok(Ok(Some(_))) => continue,
+                            Ok(Err(e)) => return Err(e),
+                            Ok(Ok(None)) | Err(_) => {
+                                return Err(sqlx::Error::Protocol("change notices are not delivered".into()));
+                            }
+                        }
+                    }
                 };
                 let mut listener = tokio::select! {
                     _ = closing.notified() => return,
@@ -259,10 +273,10 @@ impl Store {
                             if pool.is_closed() || weak.strong_count() == 0 {
                                 return;
                             }
-                            tracing::debug!(error = %e, "change notices: cannot listen yet");
+                            tracing::warn!(error = %e, "change notices not heard: credentials are read from the database until they are");
                             tokio::select! {
                                 _ = closing.notified() => return,
-                                _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                                _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
                             }
                         }
                     },
