@@ -7,11 +7,10 @@
 //! leaves the cached credentials and grants in place, and nothing stale is ever served.
 //!
 //! On SQLite this process is the only writer of its database (writes by another process to the
-//! same file invalidate everything, see `Store::watch_external_writes`), and every key is cached.
-//! With PostgreSQL several replicas write one database: triggers on the tables the credential
-//! and grant keys read send a change notice at commit to every replica, and only keys whose
-//! tables all send notices are cached, only while this replica listens (see docs/decisions.md,
-//! "Reads by key, and the cache").
+//! same file invalidate everything, see `Store::watch_external_writes`). With PostgreSQL several
+//! replicas write one database: triggers on every tracked table send a change notice at commit
+//! to every replica, and keys read only from tracked tables are cached, only while this replica
+//! hears the notices (see docs/decisions.md, "The read cache on PostgreSQL: change notices").
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -60,10 +59,9 @@ pub(crate) fn bit(table: &str) -> Touched {
 
 pub(crate) const ALL: Touched = (1 << SLOTS) - 1;
 
-/// The tables whose writes send change notices on PostgreSQL (migration 0017).
-fn noticed() -> Touched {
-    bit("tokens") | bit("users") | bit("accounts") | bit("account_billing") | bit("grants")
-}
+/// The tables whose writes send change notices on PostgreSQL (migration 0017): every tracked
+/// table, not the "other tables" slot.
+const NOTICED: Touched = ALL & !(1 << OTHER);
 
 /// Who else writes the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +69,7 @@ pub(crate) enum Mode {
     /// Nobody (SQLite): every key is cached.
     Local,
     /// Other replicas (PostgreSQL): keys read only from tables with change notices, while this
-    /// replica listens to them.
+    /// replica hears them.
     Shared,
 }
 
@@ -172,7 +170,7 @@ impl Cache {
     }
 
     fn serves(&self, key: &Key) -> bool {
-        self.synced.load(Ordering::Acquire) && (self.mode == Mode::Local || key.tables() & !noticed() == 0)
+        self.synced.load(Ordering::Acquire) && (self.mode == Mode::Local || key.tables() & !NOTICED == 0)
     }
 
     /// Records that a write changed the tables in `touched`.
@@ -296,9 +294,10 @@ mod tests {
         let _: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(3) }).await.unwrap();
         let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(4) }).await.unwrap();
         assert_eq!(*b, 3);
-        // A VPC is read from tables without notices: never kept.
-        let _: Arc<i64> = c.get_or_load(Key::Vpc(1), || async { Ok(5) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(Key::Vpc(1), || async { Ok(6) }).await.unwrap();
+        // A value read from a table without notices: never kept.
+        let other = || Key::Collection("not_a_table", 1);
+        let _: Arc<i64> = c.get_or_load(other(), || async { Ok(5) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(other(), || async { Ok(6) }).await.unwrap();
         assert_eq!(*b, 6);
         // The notices stop: nothing is served, and what was kept is gone when they resume.
         c.set_synced(false);

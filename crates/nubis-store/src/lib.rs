@@ -237,8 +237,9 @@ impl Store {
 
     /// On PostgreSQL, keeps a connection listening to the change notices of every replica's
     /// writes (`nubis_changes`, sent by triggers at commit) and invalidates what each one
-    /// touched. The cache serves nothing while this connection is down; when it is back, every
-    /// entry is dropped and the cache serves again.
+    /// touched. Every second a probe notice is sent through the pool; when none has come back for
+    /// [`NOTICES_LOST_AFTER`] (a silent network cut, a database outage) or the connection drops,
+    /// the cache serves nothing until it listens again, and then starts empty.
     fn listen_to_change_notices(&self) {
         let Engine::Pg(pool) = &self.inner.engine else { return };
         let pool = pool.clone();
@@ -246,60 +247,69 @@ impl Store {
         let closing = self.inner.closing.clone();
         tokio::spawn(async move {
             loop {
-                let listening = async {
-                    let mut l = sqlx::postgres::PgListener::connect_with(&pool).await?;
-                    l.listen("nubis_changes").await?;
-                    // A notice sent through the pool must come back on this connection before
-                    // the cache is trusted (a pooler in transaction mode, for one, accepts
-                    // LISTEN and never delivers).
-                    let probe = format!("probe {}", unique_suffix());
-                    sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(&probe).execute(&pool).await?;
-                    loop {
-                        match tokio::time::timeout(Duration::from_secs(2), l.try_recv()).await {
-                            Ok(Ok(Some(n))) if n.payload() == probe => return Ok::<_, sqlx::Error>(l),
-                            Ok(Ok(Some(_))) => continue,
-                            Ok(Err(e)) => return Err(e),
-                            Ok(Ok(None)) | Err(_) => {
-                                return Err(sqlx::Error::Protocol("change notices are not delivered".into()));
-                            }
-                        }
-                    }
-                };
-                let mut listener = tokio::select! {
+                let listener = tokio::select! {
                     _ = closing.notified() => return,
-                    l = listening => match l {
-                        Ok(l) => l,
-                        Err(e) => {
-                            if pool.is_closed() || weak.strong_count() == 0 {
-                                return;
-                            }
-                            tracing::warn!(error = %e, "change notices not heard: credentials are read from the database until they are");
-                            tokio::select! {
-                                _ = closing.notified() => return,
-                                _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
-                            }
-                        }
-                    },
+                    l = change_listener(&pool) => l,
                 };
-                {
-                    let Some(inner) = weak.upgrade() else { return };
-                    // Listening from now on: whatever was cached before may be stale.
-                    inner.cache.set_synced(true);
-                }
-                loop {
-                    let notice = tokio::select! {
-                        _ = closing.notified() => return,
-                        n = listener.try_recv() => n,
-                    };
-                    let Some(inner) = weak.upgrade() else { return };
-                    match notice {
-                        Ok(Some(n)) => inner.cache.bump(cache::bit(n.payload())),
-                        // The connection is lost: notices may be missed until it is back.
-                        Ok(None) | Err(_) => {
-                            inner.cache.set_synced(false);
-                            break;
+                let listener = match listener {
+                    Ok(l) => l,
+                    Err(e) => {
+                        if pool.is_closed() || weak.strong_count() == 0 {
+                            return;
+                        }
+                        tracing::warn!(error = %e, "change notices not heard: the read cache is off until they are");
+                        tokio::select! {
+                            _ = closing.notified() => return,
+                            _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
                         }
                     }
+                };
+                // The listener is read by its own task (its reads are never cancelled half-way);
+                // notices come over a channel, which closes when the connection is lost.
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+                let reader = tokio::spawn(async move {
+                    let mut listener = listener;
+                    while let Ok(Some(n)) = listener.try_recv().await {
+                        if tx.send(n.payload().to_string()).is_err() {
+                            return;
+                        }
+                    }
+                });
+                match weak.upgrade() {
+                    Some(inner) => inner.cache.set_synced(true),
+                    None => return reader.abort(),
+                }
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                let mut heard = std::time::Instant::now();
+                let mut probe = String::new();
+                loop {
+                    tokio::select! {
+                        _ = closing.notified() => return reader.abort(),
+                        notice = rx.recv() => {
+                            let Some(inner) = weak.upgrade() else { return reader.abort() };
+                            match notice {
+                                Some(p) if p == probe => heard = std::time::Instant::now(),
+                                Some(p) if p.starts_with("probe ") => {}
+                                Some(table) => inner.cache.bump(cache::bit(&table)),
+                                None => break,
+                            }
+                        }
+                        _ = tick.tick() => {
+                            if heard.elapsed() > NOTICES_LOST_AFTER {
+                                break;
+                            }
+                            probe = format!("probe {}", unique_suffix());
+                            let (pool, p) = (pool.clone(), probe.clone());
+                            tokio::spawn(async move {
+                                let _ = sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(p).execute(&pool).await;
+                            });
+                        }
+                    }
+                }
+                reader.abort();
+                match weak.upgrade() {
+                    Some(inner) => inner.cache.set_synced(false),
+                    None => return,
                 }
             }
         });
@@ -455,6 +465,26 @@ impl Drop for Tx<'_> {
             l.rollback();
             // Rolled back: nothing changed.
             l.take_touched();
+        }
+    }
+}
+
+/// How long the change notices may stay silent (no probe back) before the cache stops serving.
+const NOTICES_LOST_AFTER: Duration = Duration::from_secs(3);
+
+/// A connection listening to `nubis_changes`, once a notice sent through the pool has come back
+/// on it (a pooler in transaction mode, for one, accepts LISTEN and never delivers).
+async fn change_listener(pool: &sqlx::PgPool) -> std::result::Result<sqlx::postgres::PgListener, sqlx::Error> {
+    let mut l = sqlx::postgres::PgListener::connect_with(pool).await?;
+    l.listen("nubis_changes").await?;
+    let probe = format!("probe {}", unique_suffix());
+    sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(&probe).execute(pool).await?;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(2), l.try_recv()).await {
+            Ok(Ok(Some(n))) if n.payload() == probe => return Ok(l),
+            Ok(Ok(Some(_))) => continue,
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(None)) | Err(_) => return Err(sqlx::Error::Protocol("change notices are not delivered".into())),
         }
     }
 }

@@ -121,3 +121,59 @@ async fn a_replica_that_loses_its_notices_stops_trusting_what_it_kept() {
     a.api().delete(&format!("/profile/tokens/{id2}")).await.status_is(200);
     until_status(&on_b2, "/profile", 401, "a token revoked after the notices came back").await;
 }
+
+#[tokio::test]
+async fn a_vpc_changed_through_one_replica_is_read_changed_on_the_other() {
+    let Some((a, b)) = replicas().await else { return };
+    let (on_a, on_b) = (a.api(), b.api_with(&a.token));
+    let label = unique("cached-vpc");
+    let id = on_a.post("/vpcs", json!({"label": label, "region": "us-east"})).await.status_is(200).ok()["id"]
+        .as_i64()
+        .unwrap();
+    let label_on_b = |filter: bool| {
+        let on_b = on_b.clone();
+        async move {
+            if filter {
+                let r = on_b.get("/vpcs?page_size=500").await;
+                let v = r.status_is(200).ok().clone();
+                v["data"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["id"] == id)
+                    .map(|x| x["label"].as_str().unwrap().to_string())
+            } else {
+                let r = on_b.get(&format!("/vpcs/{id}")).await;
+                (r.status == 200).then(|| r.ok()["label"].as_str().unwrap().to_string())
+            }
+        }
+    };
+    // B reads the record and the page, and keeps them.
+    for _ in 0..2 {
+        assert_eq!(label_on_b(false).await.as_deref(), Some(label.as_str()));
+        assert_eq!(label_on_b(true).await.as_deref(), Some(label.as_str()));
+    }
+    let renamed = format!("{label}-2");
+    on_a.put(&format!("/vpcs/{id}"), json!({"label": renamed})).await.status_is(200);
+    let start = Instant::now();
+    eventually(5, "the renamed VPC on the other replica", || async {
+        (label_on_b(false).await.as_deref() == Some(renamed.as_str())).then_some(())
+    })
+    .await;
+    eventually(5, "the renamed VPC in the other replica's page", || async {
+        (label_on_b(true).await.as_deref() == Some(renamed.as_str())).then_some(())
+    })
+    .await;
+    eprintln!("the other replica read the renamed VPC after {:?}", start.elapsed());
+    // The replica that writes reads its own write at once.
+    let third = format!("{label}-3");
+    on_b.put(&format!("/vpcs/{id}"), json!({"label": third})).await.status_is(200);
+    assert_eq!(label_on_b(false).await.as_deref(), Some(third.as_str()));
+    assert_eq!(label_on_b(true).await.as_deref(), Some(third.as_str()));
+    // Deleted through A: gone from B.
+    on_a.delete(&format!("/vpcs/{id}")).await.status_is(200);
+    eventually(5, "the deleted VPC gone from the other replica", || async {
+        (label_on_b(false).await.is_none() && label_on_b(true).await.is_none()).then_some(())
+    })
+    .await;
+}
