@@ -129,7 +129,7 @@ pub fn service_with(app: App, extra: Router) -> NormalizePath<compat::Compat<Rou
         .with_state(state)
         .merge(if extra.has_routes() { extra.route_layer(middleware::RouteLayer::default()) } else { extra })
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(routes), middleware::pipeline))
+        .layer(middleware::PipelineLayer(Arc::new(routes)))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any));
     NormalizePathLayer::trim_trailing_slash().layer(compat::CompatLayer::new(limits.max_body_bytes).layer(router))
 }

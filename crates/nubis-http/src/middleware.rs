@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::Response;
 use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -111,14 +110,61 @@ fn request_id(req: &Request) -> HeaderValue {
     HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
-/// The outer layer: runs for every request, matched or not.
-pub async fn pipeline(State(routes): State<Arc<Routes>>, mut req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let id = request_id(&req);
-    let method = req.method().clone();
-    let meta = Arc::new(RequestMeta::default());
-    req.extensions_mut().insert(meta.clone());
-    let mut res = next.run(req).await;
+/// The outer layer: runs for every request, matched or not. A plain service (one boxed future
+/// per request, no clone of the router).
+#[derive(Clone)]
+pub struct PipelineLayer(pub Arc<Routes>);
+
+impl<S> tower::Layer<S> for PipelineLayer {
+    type Service = Pipeline<S>;
+    fn layer(&self, inner: S) -> Pipeline<S> {
+        Pipeline { inner, routes: self.0.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Pipeline<S> {
+    inner: S,
+    routes: Arc<Routes>,
+}
+
+impl<S> tower::Service<Request> for Pipeline<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let start = Instant::now();
+        let id = request_id(&req);
+        let method = req.method().clone();
+        let meta = Arc::new(RequestMeta::default());
+        req.extensions_mut().insert(meta.clone());
+        let routes = self.routes.clone();
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let res = answer.await?;
+            Ok(finish(&routes, start, id, method, &meta, res))
+        })
+    }
+}
+
+/// The headers every answer carries, the metrics and the access-log line.
+fn finish(
+    routes: &Routes,
+    start: Instant,
+    id: HeaderValue,
+    method: Method,
+    meta: &RequestMeta,
+    mut res: Response,
+) -> Response {
     let status = res.status().as_u16();
     let path = meta.route.get();
     let route = routes.route_index(path);
