@@ -18,6 +18,7 @@ pub mod ip;
 pub mod nodebalancer;
 pub mod object;
 pub mod page;
+pub mod rendered;
 pub mod schema;
 pub mod scope;
 pub mod service_transfer;

@@ -139,6 +139,8 @@ pub(crate) struct Cache {
     map: RwLock<HashMap<Key, Entry>>,
     /// Pages of lists, kept apart under their own, smaller bound.
     pages: RwLock<HashMap<Key, Entry>>,
+    /// The keys being loaded, each with the lock its loaders take turns on.
+    loading: std::sync::Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Entries kept before the cache is emptied (every entry can be reloaded).
@@ -154,6 +156,7 @@ impl Cache {
             generations: std::array::from_fn(|_| AtomicU64::new(1)),
             map: RwLock::new(HashMap::new()),
             pages: RwLock::new(HashMap::new()),
+            loading: Default::default(),
         }
     }
 
@@ -208,32 +211,73 @@ impl Cache {
         if !self.serves(&key) {
             return load().await.map(Arc::new);
         }
+        let map = match key {
+            Key::Page { .. } => &self.pages,
+            _ => &self.map,
+        };
+        if let Some(v) = Self::lookup(map, &key, self.stamp(key.tables())) {
+            return Ok(v);
+        }
+        // One load of a key at a time: when a write invalidates a value that many requests read,
+        // one of them reloads it and the others wait for it and take what it stored, instead of
+        // all of them loading it at once.
+        let turn = self.loading.lock().map(|mut l| l.entry(key.clone()).or_default().clone()).ok();
+        let turn = Turn { cache: self, key: &key, turn };
+        let _held = match &turn.turn {
+            Some(t) => Some(t.lock().await),
+            None => None,
+        };
         // Take the stamp before loading: if a write to one of the tables commits while we load,
         // the entry is stored under the older stamp and is never served.
         let stamp = self.stamp(key.tables());
-        let (map, max) = match key {
-            Key::Page { .. } => (&self.pages, MAX_PAGES),
-            _ => (&self.map, MAX_ENTRIES),
-        };
-        if let Ok(map) = map.read()
-            && let Some(e) = map.get(&key)
-            && e.stamp == stamp
-            && let Ok(v) = e.value.clone().downcast::<T>()
-        {
-            return Ok(v);
+        let found = Self::lookup(map, &key, stamp);
+        match found {
+            Some(v) => Ok(v),
+            None => {
+                let value = Arc::new(load().await?);
+                self.store(map, key.clone(), stamp, value.clone());
+                Ok(value)
+            }
         }
-        let value = Arc::new(load().await?);
+    }
+
+    fn lookup<T: Send + Sync + 'static>(map: &RwLock<HashMap<Key, Entry>>, key: &Key, stamp: u64) -> Option<Arc<T>> {
+        let map = map.read().ok()?;
+        let e = map.get(key).filter(|e| e.stamp == stamp)?;
+        e.value.clone().downcast::<T>().ok()
+    }
+
+    fn store<T: Send + Sync + 'static>(&self, map: &RwLock<HashMap<Key, Entry>>, key: Key, stamp: u64, value: Arc<T>) {
         // Not heard while loading (`Shared`): the stamp may miss a change.
         if !self.synced.load(Ordering::Acquire) {
-            return Ok(value);
+            return;
         }
+        let max = if matches!(key, Key::Page { .. }) { MAX_PAGES } else { MAX_ENTRIES };
         if let Ok(mut map) = map.write() {
             if map.len() >= max {
                 map.clear();
             }
-            map.insert(key, Entry { stamp, value: value.clone() });
+            map.insert(key, Entry { stamp, value });
         }
-        Ok(value)
+    }
+}
+
+/// A loader's place in the turns of its key; when it goes (done, failed or cancelled) and nobody
+/// else waits for the key, the key's lock is removed.
+struct Turn<'a> {
+    cache: &'a Cache,
+    key: &'a Key,
+    turn: Option<Arc<tokio::sync::Mutex<()>>>,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let (Some(t), Ok(mut l)) = (self.turn.take(), self.cache.loading.lock()) {
+            // The table and this loader hold the only references: nobody else waits.
+            if Arc::strong_count(&t) == 2 {
+                l.remove(self.key);
+            }
+        }
     }
 }
 
@@ -272,6 +316,33 @@ mod tests {
         c.bump(bit("instance_interfaces"));
         let a: Arc<i64> = c.get_or_load(key(None), || async { Ok(3) }).await.unwrap();
         assert_eq!(*a, 3);
+    }
+
+    #[tokio::test]
+    async fn concurrent_misses_of_one_key_load_it_once() {
+        let c = Arc::new(Cache::new(Mode::Local));
+        let loads = Arc::new(AtomicU64::new(0));
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (c, loads) = (c.clone(), loads.clone());
+                tokio::spawn(async move {
+                    let v: Arc<u64> = c
+                        .get_or_load(Key::Users(1), || async move {
+                            loads.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                            Ok(7)
+                        })
+                        .await
+                        .unwrap();
+                    *v
+                })
+            })
+            .collect();
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 7);
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert!(c.loading.lock().unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -303,6 +303,9 @@ pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
     sql.push(")");
 }
 
+/// The column a page read with its kept count carries the count in.
+const KEPT_TOTAL: &str = "nubis_kept_total";
+
 /// The keys of [`crate::Store::fetch_in`].
 pub(crate) enum Keys<'a> {
     Ids(&'a [i64]),
@@ -320,6 +323,17 @@ impl crate::Store {
         order: &str,
         map: impl Fn(&crate::db::Row) -> Result<T>,
     ) -> Result<Vec<T>> {
+        self.fetch_in_rows(select, column, keys, order).await?.iter().map(map).collect()
+    }
+
+    /// [`crate::Store::fetch_in`], the rows as they are.
+    pub(crate) async fn fetch_in_rows(
+        &self,
+        select: &str,
+        column: &str,
+        keys: Keys<'_>,
+        order: &str,
+    ) -> Result<Vec<crate::db::Row>> {
         let mut sql = Sql::new(&format!("{select} WHERE {column} IN "));
         match keys {
             Keys::Ids([]) | Keys::Texts([]) => return Ok(Vec::new()),
@@ -327,8 +341,7 @@ impl crate::Store {
             Keys::Texts(texts) => push_strs(&mut sql, texts),
         }
         sql.push(&format!(" ORDER BY {order}"));
-        let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(map).collect()
+        sql.query().fetch_all(self.r()).await
     }
 
     /// One page of a list and the number of rows the whole list has.
@@ -340,7 +353,21 @@ impl crate::Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<crate::db::Row>, u64)> {
-        let mut sql = Sql::new(l.select);
+        // An unfiltered list with a kept count reads it in the same statement (one round trip).
+        let kept = l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none());
+        let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
+        let mut sql = match folded {
+            Some((kind, cols)) => {
+                let mut sql = Sql::new(cols.trim_end());
+                sql.push(", (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = ")
+                    .bind(Val::I64(v.scope_id))
+                    .push(" AND kind = ")
+                    .bind(Val::Str(kind.to_string()))
+                    .push(&format!(") AS {KEPT_TOTAL} {}", l.from));
+                sql
+            }
+            None => Sql::new(l.select),
+        };
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
         push_order(&mut sql, l.cols, filter, l.order)?;
@@ -348,15 +375,14 @@ impl crate::Store {
         let rows = sql.query().fetch_all(self.r()).await?;
 
         let offset = page.saturating_sub(1).saturating_mul(page_size);
-        let total = match l.kept_count {
+        let total = match kept {
             // A page that is not full (and not past the end) tells the total by itself.
             _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
                 offset.min(i64::MAX as u64) as i64 + rows.len() as i64
             }
             _ if rows.is_empty() && page <= 1 => 0,
-            Some(kind) if filter.cond.is_none() && v.grant.is_none() && v.and.is_none() => {
-                self.kept_count(v.scope_id, kind).await?
-            }
+            Some(_) if folded.is_some() && !rows.is_empty() => crate::rows::RowExt::i64(&rows[0], KEPT_TOTAL)?,
+            Some(kind) => self.kept_count(v.scope_id, kind).await?,
             _ => {
                 let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
                 push_scope(&mut count, l, v);

@@ -297,6 +297,17 @@ const VPC_PARTS: &str = "SELECT v.id AS v_id, v.account_id AS v_account_id, v.la
      LEFT JOIN instances i ON i.id = f.instance_id \
      WHERE v.id = $1 ORDER BY s.id, f.id";
 
+/// Subnets with the VPC interfaces on them (and whether each interface's instance is powered),
+/// one row per interface or per subnet without any; the caller adds the WHERE on `s.vpc_id`.
+const SUBNET_PARTS: &str = "SELECT s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, \
+     s.ipv4 AS s_ipv4, s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
+     f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
+     f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
+     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
+     FROM vpc_subnets s \
+     LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
+     LEFT JOIN instances i ON i.id = f.instance_id";
+
 /// One VPC with what its record is built from.
 #[derive(Debug, Clone)]
 pub struct VpcParts {
@@ -356,6 +367,25 @@ impl Store {
         let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "v.id")), and: None };
         let (rows, total) = self.fetch_page(&VPC_LIST, &v, filter, page, page_size).await?;
         Ok((rows.iter().map(vpc).collect::<Result<_>>()?, total))
+    }
+
+    /// The subnets of some VPCs with the VPC interfaces on them, in one query: subnets in id
+    /// order, interfaces in id order.
+    pub async fn subnets_with_interfaces(&self, vpc_ids: &[i64]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
+        let rows = self.fetch_in_rows(SUBNET_PARTS, "s.vpc_id", Keys::Ids(vpc_ids), "s.id, f.id").await?;
+        let mut subnets: Vec<SubnetRow> = Vec::new();
+        let mut interfaces = Vec::new();
+        for r in &rows {
+            let s = subnet_named(r, &SUBNET_PREFIXED)?;
+            if subnets.last().map(|l| l.id) != Some(s.id) {
+                subnets.push(s);
+            }
+            if r.opt_i64("id")?.is_some() {
+                interfaces.push(vpc_interface(r)?);
+            }
+        }
+        interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
+        Ok((subnets, interfaces))
     }
 
     /// The subnets of some VPCs, in id order.

@@ -11,6 +11,7 @@ use nubis_model::filter::Filter;
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::instance::Status;
 use nubis_model::page::{Page, PageRequest};
+use nubis_model::rendered::Rendered;
 use nubis_model::vpc::{Subnet, Vpc, VpcIp};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
@@ -53,7 +54,8 @@ impl App {
     /// The records of some VPCs: their subnets and the interfaces on them, read by key.
     async fn vpc_views(&self, vpcs: &[VpcRow]) -> Result<Vec<Vpc>> {
         let ids: Vec<i64> = vpcs.iter().map(|v| v.id).collect();
-        let world = self.subnets_world(self.store.subnets_of_vpcs(&ids).await?).await?;
+        let (subnets, interfaces) = self.store.subnets_with_interfaces(&ids).await?;
+        let world = VpcWorld::of_subnets(subnets, interfaces);
         Ok(vpcs.iter().map(|v| world.vpc(v)).collect())
     }
 
@@ -80,11 +82,16 @@ impl App {
     }
 
     pub async fn vpc_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Vpc>> {
-        self.vpc_list_shared(actor, filter, page).await.map(Arc::unwrap_or_clone)
+        Ok(Arc::unwrap_or_clone(self.vpc_list_shared(actor, filter, page).await?).into_value())
     }
 
-    /// [`App::vpc_list`], as kept in the read cache (shared, not copied).
-    pub async fn vpc_list_shared(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Arc<Page<Vpc>>> {
+    /// [`App::vpc_list`], as kept in the read cache (shared, not copied, its JSON written once).
+    pub async fn vpc_list_shared(
+        &self,
+        actor: &Actor,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Arc<Rendered<Page<Vpc>>>> {
         self.authorize(actor, Op::VpcList).await?;
         let user = Self::grant_user(actor);
         let query = format!("{filter:?} {} {}", page.page, page.page_size);
@@ -92,7 +99,7 @@ impl App {
             .cached_page("vpcs", actor.account_id, user, query, || async move {
                 let (rows, results) =
                     self.store.vpcs_page(actor.account_id, user, filter, page.page, page.page_size).await?;
-                Ok(Page::new(self.vpc_views(&rows).await?, page, results))
+                Ok(Rendered::new(Page::new(self.vpc_views(&rows).await?, page, results)))
             })
             .await
     }

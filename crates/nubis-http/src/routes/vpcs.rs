@@ -29,7 +29,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
 #[utoipa::path(get, path = "/v4/vpcs", tag = "vpcs", responses((status = 200, description = "A page of VPCs", body = Page<Vpc>)))]
 async fn vpc_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, VPC_FILTERABLE)?;
-    Ok(Json(app.vpc_list_shared(&actor, &filter, q.page).await?).into_response())
+    Ok(crate::json::JsonOnce(app.vpc_list_shared(&actor, &filter, q.page).await?).into_response())
 }
 
 #[utoipa::path(post, path = "/v4/vpcs", tag = "vpcs", request_body = VpcCreate, responses((status = 200, body = Vpc)))]
