@@ -300,9 +300,7 @@ impl Store {
                             }
                             probe = format!("probe {}", unique_suffix());
                             let (pool, p) = (pool.clone(), probe.clone());
-                            tokio::spawn(async move {
-                                let _ = sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(p).execute(&pool).await;
-                            });
+                            tokio::spawn(async move { send_probe(&pool, &p).await });
                         }
                     }
                 }
@@ -472,13 +470,18 @@ impl Drop for Tx<'_> {
 /// How long the change notices may stay silent (no probe back) before the cache stops serving.
 const NOTICES_LOST_AFTER: Duration = Duration::from_secs(3);
 
+/// Sends a probe notice (`probe ...`, which invalidates nothing) through the pool.
+async fn send_probe(pool: &sqlx::PgPool, probe: &str) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(probe).execute(pool).await.map(|_| ())
+}
+
 /// A connection listening to `nubis_changes`, once a notice sent through the pool has come back
 /// on it (a pooler in transaction mode, for one, accepts LISTEN and never delivers).
 async fn change_listener(pool: &sqlx::PgPool) -> std::result::Result<sqlx::postgres::PgListener, sqlx::Error> {
     let mut l = sqlx::postgres::PgListener::connect_with(pool).await?;
     l.listen("nubis_changes").await?;
     let probe = format!("probe {}", unique_suffix());
-    sqlx::query("SELECT pg_notify('nubis_changes', $1)").bind(&probe).execute(pool).await?;
+    send_probe(pool, &probe).await?;
     loop {
         match tokio::time::timeout(Duration::from_secs(2), l.try_recv()).await {
             Ok(Ok(Some(n))) if n.payload() == probe => return Ok(l),

@@ -303,6 +303,14 @@ pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
     sql.push(")");
 }
 
+/// Appends the statement that reads the kept number of rows of a kind in an account.
+fn push_kept_count(sql: &mut Sql, account_id: i64, kind: &str) {
+    sql.push("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = ")
+        .bind(Val::I64(account_id))
+        .push(" AND kind = ")
+        .bind(Val::Str(kind.to_string()));
+}
+
 /// The column a page read with its kept count carries the count in.
 const KEPT_TOTAL: &str = "nubis_kept_total";
 
@@ -359,11 +367,9 @@ impl crate::Store {
         let mut sql = match folded {
             Some((kind, cols)) => {
                 let mut sql = Sql::new(cols.trim_end());
-                sql.push(", (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = ")
-                    .bind(Val::I64(v.scope_id))
-                    .push(" AND kind = ")
-                    .bind(Val::Str(kind.to_string()))
-                    .push(&format!(") AS {KEPT_TOTAL} {}", l.from));
+                sql.push(", (");
+                push_kept_count(&mut sql, v.scope_id, kind);
+                sql.push(&format!(") AS {KEPT_TOTAL} {}", l.from));
                 sql
             }
             None => Sql::new(l.select),
@@ -395,10 +401,8 @@ impl crate::Store {
 
     /// The kept number of rows of a kind in an account (`row_counts`, kept by triggers).
     pub(crate) async fn kept_count(&self, account_id: i64, kind: &str) -> Result<i64> {
-        query("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = $1 AND kind = $2")
-            .bind(account_id)
-            .bind(kind)
-            .fetch_i64(self.r())
-            .await
+        let mut sql = Sql::new("");
+        push_kept_count(&mut sql, account_id, kind);
+        sql.query().fetch_i64(self.r()).await
     }
 }

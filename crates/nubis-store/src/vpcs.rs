@@ -285,28 +285,56 @@ const VPC_IP_LIST: Listing<'static> = Listing {
 };
 
 /// A VPC with its subnets (in id order) and the VPC interfaces on them.
-const VPC_PARTS: &str = "SELECT v.id AS v_id, v.account_id AS v_account_id, v.label AS v_label, \
-     v.description AS v_description, v.region AS v_region, v.created AS v_created, v.updated AS v_updated, \
-     s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
-     s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
-     f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
-     f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
-     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
-     FROM vpcs v LEFT JOIN vpc_subnets s ON s.vpc_id = v.id \
-     LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
-     LEFT JOIN instances i ON i.id = f.instance_id \
-     WHERE v.id = $1 ORDER BY s.id, f.id";
+/// The columns of a subnet (prefixed `s_`) and of a VPC interface on it with whether its
+/// instance is powered, and the joins that read them from `vpc_subnets s`.
+macro_rules! subnet_parts {
+    (columns) => {
+        "s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
+         s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
+         f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
+         f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
+         CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active"
+    };
+    (joins) => {
+        " LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
+         LEFT JOIN instances i ON i.id = f.instance_id"
+    };
+}
 
-/// Subnets with the VPC interfaces on them (and whether each interface's instance is powered),
-/// one row per interface or per subnet without any; the caller adds the WHERE on `s.vpc_id`.
-const SUBNET_PARTS: &str = "SELECT s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, \
-     s.ipv4 AS s_ipv4, s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
-     f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
-     f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
-     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
-     FROM vpc_subnets s \
-     LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
-     LEFT JOIN instances i ON i.id = f.instance_id";
+/// One VPC, each subnet and each VPC interface on it.
+const VPC_PARTS: &str = concat!(
+    "SELECT v.id AS v_id, v.account_id AS v_account_id, v.label AS v_label, v.description AS v_description, \
+     v.region AS v_region, v.created AS v_created, v.updated AS v_updated, ",
+    subnet_parts!(columns),
+    " FROM vpcs v LEFT JOIN vpc_subnets s ON s.vpc_id = v.id",
+    subnet_parts!(joins),
+    " WHERE v.id = $1 ORDER BY s.id, f.id"
+);
+
+/// Subnets with the VPC interfaces on them, one row per interface or per subnet without any;
+/// the caller adds the WHERE on `s.vpc_id`.
+const SUBNET_PARTS: &str = concat!("SELECT ", subnet_parts!(columns), " FROM vpc_subnets s", subnet_parts!(joins));
+
+/// The subnets (in row order, each once) and the VPC interfaces (in id order) of rows read with
+/// [`subnet_parts`]; rows without a subnet are skipped.
+fn subnets_and_interfaces(rows: &[Row]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
+    let mut subnets: Vec<SubnetRow> = Vec::new();
+    let mut interfaces = Vec::new();
+    for r in rows {
+        if r.opt_i64("s_id")?.is_none() {
+            continue;
+        }
+        let s = subnet_named(r, &SUBNET_PREFIXED)?;
+        if subnets.last().map(|l| l.id) != Some(s.id) {
+            subnets.push(s);
+        }
+        if r.opt_i64("id")?.is_some() {
+            interfaces.push(vpc_interface(r)?);
+        }
+    }
+    interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
+    Ok((subnets, interfaces))
+}
 
 /// One VPC with what its record is built from.
 #[derive(Debug, Clone)]
@@ -326,21 +354,7 @@ impl Store {
                 let rows = query(VPC_PARTS).bind(id).fetch_all(self.r()).await?;
                 let Some(first) = rows.first() else { return Ok(None) };
                 let vpc = vpc_named(first, &VPC_PREFIXED)?;
-                let mut subnets: Vec<SubnetRow> = Vec::new();
-                let mut interfaces = Vec::new();
-                for r in &rows {
-                    if r.opt_i64("s_id")?.is_none() {
-                        continue;
-                    }
-                    let s = subnet_named(r, &SUBNET_PREFIXED)?;
-                    if subnets.last().map(|l| l.id) != Some(s.id) {
-                        subnets.push(s);
-                    }
-                    if r.opt_i64("id")?.is_some() {
-                        interfaces.push(vpc_interface(r)?);
-                    }
-                }
-                interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
+                let (subnets, interfaces) = subnets_and_interfaces(&rows)?;
                 Ok(Some(Arc::new(VpcParts { vpc, subnets, interfaces })))
             })
             .await?;
@@ -373,25 +387,7 @@ impl Store {
     /// order, interfaces in id order.
     pub async fn subnets_with_interfaces(&self, vpc_ids: &[i64]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
         let rows = self.fetch_in_rows(SUBNET_PARTS, "s.vpc_id", Keys::Ids(vpc_ids), "s.id, f.id").await?;
-        let mut subnets: Vec<SubnetRow> = Vec::new();
-        let mut interfaces = Vec::new();
-        for r in &rows {
-            let s = subnet_named(r, &SUBNET_PREFIXED)?;
-            if subnets.last().map(|l| l.id) != Some(s.id) {
-                subnets.push(s);
-            }
-            if r.opt_i64("id")?.is_some() {
-                interfaces.push(vpc_interface(r)?);
-            }
-        }
-        interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
-        Ok((subnets, interfaces))
-    }
-
-    /// The subnets of some VPCs, in id order.
-    pub async fn subnets_of_vpcs(&self, vpc_ids: &[i64]) -> Result<Vec<SubnetRow>> {
-        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
-        self.fetch_in(&select, "vpc_id", Keys::Ids(vpc_ids), "id", subnet).await
+        subnets_and_interfaces(&rows)
     }
 
     /// Some subnets by id, in id order.
