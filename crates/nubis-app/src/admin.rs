@@ -13,8 +13,8 @@ use nubis_store::tokens::NewToken;
 use nubis_store::users::NewUser;
 use sha2::{Digest, Sha256};
 
+use crate::App;
 use crate::auth::{hash_secret_hex, new_secret};
-use crate::{App, retry};
 
 /// The owner created on first start.
 pub const BOOTSTRAP_USERNAME: &str = "admin";
@@ -48,46 +48,46 @@ impl App {
     /// The same with the token's hash (a reset keeps the bootstrap token); true when it created
     /// the account. The hash is also recorded for later resets.
     pub(crate) async fn bootstrap_hashed(&self, hash: &str) -> Result<bool> {
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            if !tx.accounts_empty().await? {
-                return Ok(false);
-            }
-            let now = Timestamp::now();
-            let euuid = new_euuid();
-            let account = tx
-                .account_insert(&NewAccount {
-                    euuid: &euuid,
-                    parent_id: None,
-                    company: "nubis",
-                    email: "admin@nubis.invalid",
+        self.write(|tx| {
+            Box::pin(async move {
+                if !tx.accounts_empty().await? {
+                    return Ok(false);
+                }
+                let now = Timestamp::now();
+                let euuid = new_euuid();
+                let account = tx
+                    .account_insert(&NewAccount {
+                        euuid: &euuid,
+                        parent_id: None,
+                        company: "nubis",
+                        email: "admin@nubis.invalid",
+                        created: now,
+                    })
+                    .await?;
+                let user = tx
+                    .user_insert(&NewUser {
+                        account_id: account.id,
+                        username: BOOTSTRAP_USERNAME,
+                        email: "admin@nubis.invalid",
+                        restricted: false,
+                        user_type: UserType::Default,
+                        is_owner: true,
+                        created: now,
+                    })
+                    .await?;
+                tx.token_insert(&NewToken {
+                    user_id: user.id,
+                    label: "bootstrap",
+                    scopes: "*",
+                    secret_hash: hash,
+                    kind: "pat",
                     created: now,
+                    expiry: None,
                 })
                 .await?;
-            let user = tx
-                .user_insert(&NewUser {
-                    account_id: account.id,
-                    username: BOOTSTRAP_USERNAME,
-                    email: "admin@nubis.invalid",
-                    restricted: false,
-                    user_type: UserType::Default,
-                    is_owner: true,
-                    created: now,
-                })
-                .await?;
-            tx.token_insert(&NewToken {
-                user_id: user.id,
-                label: "bootstrap",
-                scopes: "*",
-                secret_hash: hash,
-                kind: "pat",
-                created: now,
-                expiry: None,
+                tx.control_setting_set(crate::controls::BOOTSTRAP_HASH, hash).await?;
+                Ok(true)
             })
-            .await?;
-            tx.control_setting_set(crate::controls::BOOTSTRAP_HASH, hash).await?;
-            tx.commit().await?;
-            Ok(true)
         })
         .await
     }
@@ -107,56 +107,55 @@ impl App {
         if !is_email(owner_email) {
             return Err(Error::invalid("email", "Not a valid e-mail address"));
         }
-        let parent = match parent_euuid {
-            None => None,
-            Some(e) => {
-                Some(self.store.account_by_euuid(e).await?.ok_or_else(|| Error::invalid("parent", "No such account"))?)
-            }
-        };
-        let parent = &parent;
-        retry(|| async move {
-            let now = Timestamp::now();
-            let euuid = new_euuid();
-            let mut tx = self.store.begin().await?;
-            let account = tx
-                .account_insert(&NewAccount {
-                    euuid: &euuid,
-                    parent_id: parent.as_ref().map(|p| p.id),
-                    company,
-                    email: owner_email,
-                    created: now,
-                })
-                .await?;
-            let owner = tx
-                .user_insert(&NewUser {
-                    account_id: account.id,
-                    username: owner_username,
-                    email: owner_email,
-                    restricted: false,
-                    user_type: if parent.is_some() { UserType::Child } else { UserType::Default },
-                    is_owner: true,
-                    created: now,
-                })
-                .await
-                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
-            if let Some(p) = parent {
-                let name = proxy_username(&p.company, &account.euuid);
-                let proxy = tx
-                    .user_insert(&NewUser {
-                        account_id: account.id,
-                        username: &name,
-                        email: &p.email,
-                        restricted: true,
-                        user_type: UserType::Proxy,
-                        is_owner: false,
+        self.write(|tx| {
+            Box::pin(async move {
+                let parent = match parent_euuid {
+                    None => None,
+                    Some(e) => {
+                        Some(tx.account_by_euuid(e).await?.ok_or_else(|| Error::invalid("parent", "No such account"))?)
+                    }
+                };
+                let now = Timestamp::now();
+                let euuid = new_euuid();
+                let account = tx
+                    .account_insert(&NewAccount {
+                        euuid: &euuid,
+                        parent_id: parent.as_ref().map(|p| p.id),
+                        company,
+                        email: owner_email,
                         created: now,
                     })
                     .await?;
-                let g = GlobalGrants { account_access: Some(Permission::ReadWrite), ..Default::default() };
-                tx.global_grants_set(proxy.id, &g).await?;
-            }
-            tx.commit().await?;
-            Ok((account, owner))
+                let owner = tx
+                    .user_insert(&NewUser {
+                        account_id: account.id,
+                        username: owner_username,
+                        email: owner_email,
+                        restricted: false,
+                        user_type: if parent.is_some() { UserType::Child } else { UserType::Default },
+                        is_owner: true,
+                        created: now,
+                    })
+                    .await
+                    .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+                if let Some(p) = &parent {
+                    let name = proxy_username(&p.company, &account.euuid);
+                    let proxy = tx
+                        .user_insert(&NewUser {
+                            account_id: account.id,
+                            username: &name,
+                            email: &p.email,
+                            restricted: true,
+                            user_type: UserType::Proxy,
+                            is_owner: false,
+                            created: now,
+                        })
+                        .await?;
+                    let g = GlobalGrants { account_access: Some(Permission::ReadWrite), ..Default::default() };
+                    tx.global_grants_set(proxy.id, &g).await?;
+                }
+                Ok((account, owner))
+            })
         })
         .await
     }
@@ -175,21 +174,16 @@ impl App {
         if !is_email(email) {
             return Err(Error::invalid("email", "Not a valid e-mail address"));
         }
-        let account = self
-            .store
-            .account_by_euuid(account_euuid)
-            .await?
-            .ok_or_else(|| Error::invalid("account", "No such account"))?;
-        let account = &account;
-        let user = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let u = self.user_insert_new(&mut tx, account, username, email, restricted, "An operator").await?;
-            tx.commit().await?;
-            Ok(u)
+        self.write(|tx| {
+            Box::pin(async move {
+                let account = tx
+                    .account_by_euuid(account_euuid)
+                    .await?
+                    .ok_or_else(|| Error::invalid("account", "No such account"))?;
+                self.user_insert_new(tx, account.id, username, email, restricted, "An operator").await
+            })
         })
-        .await?;
-        self.kick_mailer();
-        Ok(user)
+        .await
     }
 
     /// Issues a personal access token for a user; returns the secret (shown once).
@@ -201,26 +195,26 @@ impl App {
         label: &str,
     ) -> Result<String> {
         let scopes = Scopes::parse(scopes).map_err(|r| Error::invalid("scopes", r))?.to_string();
-        let user =
-            self.store.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
         let expiry = expiry_days.map(|d| Timestamp::now().plus_seconds(d * 86_400));
-        let (scopes, user) = (&scopes, &user);
-        retry(|| async move {
-            let secret = new_secret();
-            let hash = hash_secret_hex(&secret);
-            let mut tx = self.store.begin().await?;
-            tx.token_insert(&NewToken {
-                user_id: user.id,
-                label,
-                scopes,
-                secret_hash: &hash,
-                kind: "pat",
-                created: Timestamp::now(),
-                expiry,
+        let scopes = &scopes;
+        self.write(|tx| {
+            Box::pin(async move {
+                let user =
+                    tx.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
+                let secret = new_secret();
+                let hash = hash_secret_hex(&secret);
+                tx.token_insert(&NewToken {
+                    user_id: user.id,
+                    label,
+                    scopes,
+                    secret_hash: &hash,
+                    kind: "pat",
+                    created: Timestamp::now(),
+                    expiry,
+                })
+                .await?;
+                Ok(secret)
             })
-            .await?;
-            tx.commit().await?;
-            Ok(secret)
         })
         .await
     }
@@ -242,12 +236,13 @@ impl App {
     /// Sets an operator flag of an instance (`nubis admin instance ...`): enabled for additional
     /// public IPv4 addresses, or in live migration.
     pub async fn admin_instance_flag(&self, id: i64, flag: InstanceFlag, on: bool) -> Result<()> {
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            if !tx.instance_set_flag(id, flag, on).await? {
-                return Err(Error::invalid("id", format!("No instance with id {id}")));
-            }
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                if !tx.instance_set_flag(id, flag, on).await? {
+                    return Err(Error::invalid("id", format!("No instance with id {id}")));
+                }
+                Ok(())
+            })
         })
         .await
     }
@@ -258,16 +253,15 @@ impl App {
     /// tos-violation`): while it is set, the account can neither create nor take part in service
     /// transfers.
     pub async fn admin_account_tos_violation(&self, euuid: &str, on: bool) -> Result<Account> {
-        let account =
-            self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
-        let id = account.id;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.account_tos_violation_set(id, on, Timestamp::now()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let account =
+                    tx.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
+                tx.account_tos_violation_set(account.id, on, Timestamp::now()).await?;
+                Ok(account)
+            })
         })
-        .await?;
-        Ok(account)
+        .await
     }
 }
 

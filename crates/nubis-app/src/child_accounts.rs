@@ -11,8 +11,8 @@ use nubis_model::signin::{ChildAccount, ProxyUserToken};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::tokens::NewToken;
 
+use crate::App;
 use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
-use crate::{App, retry};
 
 fn view(a: Account) -> ChildAccount {
     ChildAccount {
@@ -59,33 +59,40 @@ impl App {
     /// user's grants bound it), short-lived, shown once, stored as its SHA-256.
     pub async fn child_account_token(&self, actor: &Actor, euuid: &str) -> Result<ProxyUserToken> {
         self.authorize(actor, Op::ChildAccountToken).await?;
-        let child = self.store.child_account_get(actor.account_id, euuid).await?.ok_or(Error::NotFound)?;
-        let users = self.store.users_of_account(child.id).await?;
-        let proxy = users
-            .iter()
-            .find(|u| u.is_proxy())
-            .cloned()
-            .ok_or_else(|| Error::refused("This child account has no proxy user"))?;
         let now = Timestamp::now();
         let expiry = now.plus_seconds(self.config.signin.proxy_token_secs);
         let label: String = format!("{}_{}_{}", actor.username, actor.user_id, now).chars().take(100).collect();
-        let (label, proxy) = (&label, &proxy);
-        retry(|| async move {
-            let secret = new_secret();
-            let mut tx = self.store.begin().await?;
-            let t = tx
-                .token_insert(&NewToken {
-                    user_id: proxy.id,
-                    label,
-                    scopes: "*",
-                    secret_hash: &hash_secret_hex(&secret),
-                    kind: "proxy",
-                    created: now,
-                    expiry: Some(expiry),
+        let label = &label;
+        self.write(|tx| {
+            Box::pin(async move {
+                let child = tx.child_account_get(actor.account_id, euuid).await?.ok_or(Error::NotFound)?;
+                let proxy = tx
+                    .users_of_account(child.id)
+                    .await?
+                    .into_iter()
+                    .find(|u| u.is_proxy())
+                    .ok_or_else(|| Error::refused("This child account has no proxy user"))?;
+                let secret = new_secret();
+                let t = tx
+                    .token_insert(&NewToken {
+                        user_id: proxy.id,
+                        label,
+                        scopes: "*",
+                        secret_hash: &hash_secret_hex(&secret),
+                        kind: "proxy",
+                        created: now,
+                        expiry: Some(expiry),
+                    })
+                    .await?;
+                Ok(ProxyUserToken {
+                    id: t.id,
+                    label: t.label,
+                    scopes: t.scopes,
+                    created: t.created,
+                    expiry,
+                    token: secret,
                 })
-                .await?;
-            tx.commit().await?;
-            Ok(ProxyUserToken { id: t.id, label: t.label, scopes: t.scopes, created: t.created, expiry, token: secret })
+            })
         })
         .await
     }

@@ -7,8 +7,8 @@ use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::events::EventViewer;
 
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 /// Starts an event by `actor` about `entity`, finished, visible to unrestricted users only
 /// until [`EventBuilder::visible_with`] or [`EventBuilder::about_user`] widens it.
@@ -83,10 +83,11 @@ impl App {
     pub async fn event_read(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::EventRead).await?;
         self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
-        retry(|| async {
-            let mut tx = self.store.begin().await?;
-            tx.event_mark_read(actor.user_id, id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.event_mark_read(actor.user_id, id).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -95,10 +96,11 @@ impl App {
     pub async fn event_seen(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::EventSeen).await?;
         self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
-        retry(|| async {
-            let mut tx = self.store.begin().await?;
-            tx.user_mark_seen(actor.user_id, id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.user_mark_seen(actor.user_id, id).await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -15,9 +15,9 @@ use nubis_store::ranges::{NewRange, RangeRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::ip::AddressBook;
-use crate::{App, retry};
 
 /// `POST /v4/networking/ipv6/ranges`: exactly one of `instance_id` and `route_target`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -102,15 +102,16 @@ impl App {
         self.authorize(actor, Op::Ipv6RangeDelete).await?;
         let r = self.own_range(actor, Op::Ipv6RangeDelete, range).await?;
         let r = &r;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let now = tx.ranges_of_account_tx(actor.account_id).await?;
-            let r = now.iter().find(|x| x.id == r.id).ok_or(Error::NotFound)?;
-            if !tx.shares_of_address(&r.range_start).await?.is_empty() {
-                return Err(Error::refused("A shared IPv6 range cannot be deleted; stop sharing it first"));
-            }
-            tx.range_delete(r.id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let now = tx.ranges_of_account_tx(actor.account_id).await?;
+                let r = now.iter().find(|x| x.id == r.id).ok_or(Error::NotFound)?;
+                if !tx.shares_of_address(&r.range_start).await?.is_empty() {
+                    return Err(Error::refused("A shared IPv6 range cannot be deleted; stop sharing it first"));
+                }
+                tx.range_delete(r.id).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -159,56 +160,57 @@ impl App {
         };
         p.finish()?;
         let instance_id = self.range_target_instance(actor, input.instance_id, target.as_deref()).await?;
-        let created = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let inst = tx
-                .instance_lock(instance_id, actor.account_id)
-                .await?
-                .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
-            let slaac = tx
-                .ips_of_instance(instance_id)
-                .await?
-                .into_iter()
-                .find(|x| x.kind == IpKind::Slaac)
-                .ok_or_else(|| Error::invalid("instance_id", "The instance has no SLAAC address"))?;
-            let region = self
-                .catalog
-                .region(&inst.region)
-                .ok_or_else(|| Error::internal(format!("region {} is not configured", inst.region)))?;
-            let in_region = tx.ranges_in_region(&inst.region).await?;
-            if in_region.iter().any(|r| r.account_id == actor.account_id) {
-                return Err(Error::refused(ONE_PER_REGION));
-            }
-            if in_region.iter().any(|r| r.instance_id == instance_id) {
-                return Err(Error::refused(ONE_PER_INSTANCE));
-            }
-            let mut taken: BTreeSet<(u128, u8)> = in_region
-                .iter()
-                .filter_map(|r| r.range_start.parse::<Ipv6Addr>().ok().map(|a| (u128::from(a), r.prefix)))
-                .collect();
-            taken.insert((u128::from(region.ipv6_pool.network()), region.ipv6_pool.prefix_len()));
-            let net = first_free_range(region.ipv6_ranges, prefix, &taken)
-                .ok_or_else(|| Error::refused(format!("No IPv6 ranges are left in region {}", inst.region)))?;
-            let row = tx
-                .range_insert(&NewRange {
-                    range_start: &net.network().to_string(),
-                    prefix,
-                    account_id: actor.account_id,
-                    region: &inst.region,
-                    instance_id,
-                    route_target: &slaac.address,
-                    created: Timestamp::now(),
+        let created = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let inst = tx
+                        .instance_lock(instance_id, actor.account_id)
+                        .await?
+                        .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
+                    let slaac = tx
+                        .ips_of_instance(instance_id)
+                        .await?
+                        .into_iter()
+                        .find(|x| x.kind == IpKind::Slaac)
+                        .ok_or_else(|| Error::invalid("instance_id", "The instance has no SLAAC address"))?;
+                    let region = self
+                        .catalog
+                        .region(&inst.region)
+                        .ok_or_else(|| Error::internal(format!("region {} is not configured", inst.region)))?;
+                    let in_region = tx.ranges_in_region(&inst.region).await?;
+                    if in_region.iter().any(|r| r.account_id == actor.account_id) {
+                        return Err(Error::refused(ONE_PER_REGION));
+                    }
+                    if in_region.iter().any(|r| r.instance_id == instance_id) {
+                        return Err(Error::refused(ONE_PER_INSTANCE));
+                    }
+                    let mut taken: BTreeSet<(u128, u8)> = in_region
+                        .iter()
+                        .filter_map(|r| r.range_start.parse::<Ipv6Addr>().ok().map(|a| (u128::from(a), r.prefix)))
+                        .collect();
+                    taken.insert((u128::from(region.ipv6_pool.network()), region.ipv6_pool.prefix_len()));
+                    let net = first_free_range(region.ipv6_ranges, prefix, &taken)
+                        .ok_or_else(|| Error::refused(format!("No IPv6 ranges are left in region {}", inst.region)))?;
+                    let row = tx
+                        .range_insert(&NewRange {
+                            range_start: &net.network().to_string(),
+                            prefix,
+                            account_id: actor.account_id,
+                            region: &inst.region,
+                            instance_id,
+                            route_target: &slaac.address,
+                            created: Timestamp::now(),
+                        })
+                        .await
+                        // Met a concurrent insert: look again (the checks above then say which rule).
+                        .map_err(|e| if matches!(e, Error::Unique(_)) { Error::Retry } else { e })?;
+                    Ok(Ipv6RangeCreated {
+                        range: format!("{}/{}", row.range_start, row.prefix),
+                        route_target: row.route_target,
+                    })
                 })
-                .await
-                // Met a concurrent insert: look again (the checks above then say which rule).
-                .map_err(|e| if matches!(e, Error::Unique(_)) { Error::Retry } else { e })?;
-            tx.commit().await?;
-            Ok(Ipv6RangeCreated {
-                range: format!("{}/{}", row.range_start, row.prefix),
-                route_target: row.route_target,
             })
-        })
-        .await?;
+            .await?;
         Ok(created)
     }
 

@@ -29,6 +29,7 @@ mod transfer;
 pub mod users;
 pub mod vlan;
 pub mod vpc;
+mod write;
 
 use std::sync::Arc;
 
@@ -61,9 +62,8 @@ pub struct AppInner {
     pub(crate) balancer_publisher: nodebalancer::dataplane::Publisher,
     /// The test controls' faults and time hooks.
     pub controls: controls::Controls,
-    /// What takes payments (the simulated gateway unless replaced, see
-    /// [`App::set_payment_gateway`]).
-    pub(crate) gateway: std::sync::RwLock<Arc<dyn billing::PaymentGateway>>,
+    /// What takes payments (the simulated gateway).
+    pub(crate) gateway: Arc<dyn billing::PaymentGateway>,
     /// Where `nubis serve` listens, for links when `signin.public_url` is not set.
     pub(crate) listen_url: std::sync::OnceLock<String>,
 }
@@ -105,7 +105,7 @@ impl App {
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
             controls: Default::default(),
-            gateway: std::sync::RwLock::new(Arc::new(billing::SimulatedGateway)),
+            gateway: Arc::new(billing::SimulatedGateway),
             listen_url: Default::default(),
         })))
     }

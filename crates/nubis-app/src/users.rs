@@ -5,13 +5,14 @@ use nubis_model::event::EventEntity;
 use nubis_model::grants::{EntityGrant, GlobalGrants, GrantKind, GrantsUpdate, GrantsView};
 use nubis_model::validate::{is_email, is_username};
 use nubis_model::{Error, Problems, Result, Timestamp};
+use nubis_store::Tx;
 use nubis_store::users::{NewUser, UserChanges};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UserCreate {
@@ -45,31 +46,20 @@ impl App {
         self.store.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
     }
 
-    /// The type a new user of the actor's account gets.
-    async fn new_user_type(&self, account_id: i64) -> Result<UserType> {
-        let account = self.store.account_get(account_id).await?.ok_or(Error::NotFound)?;
-        if account.parent_id.is_some() {
-            return Ok(UserType::Child);
-        }
-        if !self.store.accounts_children(account_id).await?.is_empty() {
-            return Ok(UserType::Parent);
-        }
-        Ok(UserType::Default)
-    }
-
     /// Inserts a (non-owner) user of `account_id` with the type its account gives it and the
     /// grants that type starts with, and queues its confirmation message; both the API and the
     /// operators' command create users through this.
     pub(crate) async fn user_insert_new(
         &self,
-        tx: &mut nubis_store::Tx<'_>,
-        account: &nubis_model::account::Account,
+        tx: &mut Tx<'_>,
+        account_id: i64,
         username: &str,
         email: &str,
         restricted: bool,
         created_by: &str,
     ) -> Result<User> {
-        let user_type = self.new_user_type(account.id).await?;
+        let account = tx.account_get(account_id).await?.ok_or(Error::NotFound)?;
+        let user_type = new_user_type(tx, &account).await?;
         let u = tx
             .user_insert(&NewUser {
                 account_id: account.id,
@@ -153,74 +143,70 @@ impl App {
         let username = input.username.as_deref().unwrap_or_default();
         let email = input.email.as_deref().unwrap_or_default();
         let restricted = input.restricted.unwrap_or(false);
-        let account = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        let account = &account;
-        let user = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let u = self.user_insert_new(&mut tx, account, username, email, restricted, &actor.username).await?;
-            tx.event_insert(&event(actor, "user_create", user_entity(&u)).about_user(u.id).build()).await?;
-            tx.commit().await?;
-            Ok(u)
+        self.write(|tx| {
+            Box::pin(async move {
+                let u =
+                    self.user_insert_new(tx, actor.account_id, username, email, restricted, &actor.username).await?;
+                tx.event_insert(&event(actor, "user_create", user_entity(&u)).about_user(u.id).build()).await?;
+                Ok(u)
+            })
         })
-        .await?;
-        self.kick_mailer();
-        Ok(user)
+        .await
     }
 
     pub async fn user_update(&self, actor: &Actor, username: &str, input: UserUpdate) -> Result<User> {
         self.authorize(actor, Op::UserUpdate).await?;
-        let target = self.account_user(actor, username).await?;
-        let mut p = Problems::new();
-        if let Some(u) = &input.username {
-            p.check(is_username(u), "username", USERNAME_RULE);
-        }
-        if let Some(e) = &input.email {
-            p.check(is_email(e), "email", EMAIL_RULE);
-        }
-        if target.is_proxy() {
-            if input.username.as_ref().is_some_and(|u| *u != target.username) {
-                p.add("username", "Only restricted can be changed on a proxy user");
-            }
-            if input.email.as_ref().is_some_and(|e| *e != target.email) {
-                p.add("email", "Only restricted can be changed on a proxy user");
-            }
-        }
-        if target.is_owner && input.restricted == Some(true) {
-            p.add("restricted", "The account owner cannot be restricted");
-        }
-        if actor.restricted && input.restricted == Some(false) && target.id == actor.user_id {
-            p.add("restricted", "A restricted user cannot make itself unrestricted");
-        }
-        p.finish()?;
         let input = &input;
-        let target = &target;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let changes = UserChanges {
-                username: input.username.as_deref(),
-                email: input.email.as_deref(),
-                restricted: input.restricted,
-                prefs: None,
-            };
-            let u = tx
-                .user_update(target.id, &changes)
-                .await
-                .map_err(|e| e.unique_as("username", "Username is already taken"))?;
-            if input.restricted == Some(true) && !target.restricted {
-                // Becoming restricted starts with no grants at all, except the account access that
-                // defines a proxy user, which no child-account user can change.
-                tx.grants_clear_user(u.id).await?;
-                if target.is_proxy() {
-                    let g = GlobalGrants {
-                        account_access: Some(nubis_model::grants::Permission::ReadWrite),
-                        ..Default::default()
-                    };
-                    tx.global_grants_set(u.id, &g).await?;
+        self.write(|tx| {
+            Box::pin(async move {
+                let target = account_user(tx, actor, username).await?;
+                let mut p = Problems::new();
+                if let Some(u) = &input.username {
+                    p.check(is_username(u), "username", USERNAME_RULE);
                 }
-            }
-            tx.event_insert(&event(actor, "user_update", user_entity(&u)).about_user(u.id).build()).await?;
-            tx.commit().await?;
-            Ok(u)
+                if let Some(e) = &input.email {
+                    p.check(is_email(e), "email", EMAIL_RULE);
+                }
+                if target.is_proxy() {
+                    if input.username.as_ref().is_some_and(|u| *u != target.username) {
+                        p.add("username", "Only restricted can be changed on a proxy user");
+                    }
+                    if input.email.as_ref().is_some_and(|e| *e != target.email) {
+                        p.add("email", "Only restricted can be changed on a proxy user");
+                    }
+                }
+                if target.is_owner && input.restricted == Some(true) {
+                    p.add("restricted", "The account owner cannot be restricted");
+                }
+                if actor.restricted && input.restricted == Some(false) && target.id == actor.user_id {
+                    p.add("restricted", "A restricted user cannot make itself unrestricted");
+                }
+                p.finish()?;
+                let changes = UserChanges {
+                    username: input.username.as_deref(),
+                    email: input.email.as_deref(),
+                    restricted: input.restricted,
+                    prefs: None,
+                };
+                let u = tx
+                    .user_update(target.id, &changes)
+                    .await
+                    .map_err(|e| e.unique_as("username", "Username is already taken"))?;
+                if input.restricted == Some(true) && !target.restricted {
+                    // Becoming restricted starts with no grants at all, except the account access
+                    // that defines a proxy user, which no child-account user can change.
+                    tx.grants_clear_user(u.id).await?;
+                    if target.is_proxy() {
+                        let g = GlobalGrants {
+                            account_access: Some(nubis_model::grants::Permission::ReadWrite),
+                            ..Default::default()
+                        };
+                        tx.global_grants_set(u.id, &g).await?;
+                    }
+                }
+                tx.event_insert(&event(actor, "user_update", user_entity(&u)).about_user(u.id).build()).await?;
+                Ok(u)
+            })
         })
         .await
     }
@@ -228,19 +214,19 @@ impl App {
     /// Deletes a user: its tokens stop working at once and its grants are removed.
     pub async fn user_delete(&self, actor: &Actor, username: &str) -> Result<()> {
         self.authorize(actor, Op::UserDelete).await?;
-        let target = self.account_user(actor, username).await?;
-        if target.is_proxy() {
-            return Err(Error::Forbidden("A proxy user cannot be deleted".into()));
-        }
-        if target.is_owner {
-            return Err(Error::refused("The account owner cannot be deleted"));
-        }
-        let target = &target;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.user_delete(target.id).await?;
-            tx.event_insert(&event(actor, "user_delete", user_entity(target)).build()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let target = account_user(tx, actor, username).await?;
+                if target.is_proxy() {
+                    return Err(Error::Forbidden("A proxy user cannot be deleted".into()));
+                }
+                if target.is_owner {
+                    return Err(Error::refused("The account owner cannot be deleted"));
+                }
+                tx.user_delete(target.id).await?;
+                tx.event_insert(&event(actor, "user_delete", user_entity(&target)).build()).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -250,7 +236,7 @@ impl App {
     pub(crate) async fn grants_view(&self, account_id: i64, user_id: i64) -> Result<GrantsView> {
         let grants = self.store.grants_of_user(user_id).await?;
         let mut view = GrantsView { global: grants.global.clone(), ..Default::default() };
-        if view.global.child_account_access.is_none() && self.new_user_type(account_id).await? == UserType::Parent {
+        if view.global.child_account_access.is_none() && !self.store.accounts_children(account_id).await?.is_empty() {
             view.global.child_account_access = Some(false);
         }
         for kind in GrantKind::ALL {
@@ -276,60 +262,79 @@ impl App {
         self.grants_view(actor.account_id, target.id).await.map(Some)
     }
 
-    /// `PUT .../users/{username}/grants`: entries given are set, everything omitted stays.
+    /// `PUT .../users/{username}/grants`: entries given are set, everything omitted stays. The
+    /// user, its current grants and the entities named are read inside the write, so concurrent
+    /// updates of different grants all stay.
     pub async fn user_grants_update(&self, actor: &Actor, username: &str, input: GrantsUpdate) -> Result<GrantsView> {
         self.authorize(actor, Op::UserGrantsUpdate).await?;
-        let target = self.account_user(actor, username).await?;
-        if target.id == actor.user_id {
-            return Err(Error::refused("You cannot change your own grants"));
-        }
-        if !target.restricted {
-            return Err(Error::refused("Grants apply to restricted users only; this user is unrestricted"));
-        }
-        let mut p = Problems::new();
-        if target.is_proxy()
-            && let Some(g) = &input.global
-            && g.account_access.is_some()
-        {
-            p.add("global.account_access", "The account_access grant of a proxy user cannot be changed");
-        }
-        let parent = self.new_user_type(actor.account_id).await? == UserType::Parent;
-        if let Some(g) = &input.global
-            && matches!(g.child_account_access, Some(Some(_)))
-            && !parent
-        {
-            p.add("global.child_account_access", "Only users of a parent account have this grant");
-        }
-        for (kind, entries) in input.kinds() {
-            let ids: Vec<i64> =
-                self.store.grantable_entities(kind, actor.account_id).await?.into_iter().map(|(id, _)| id).collect();
-            for (i, e) in entries.iter().enumerate() {
-                p.check(
-                    ids.contains(&e.id),
-                    format!("{}[{i}].id", kind.name()),
-                    format!("No {} with this id on the account", kind.name()),
-                );
-            }
-        }
-        p.finish()?;
-        let (input, target) = (&input, &target);
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            if let Some(patch) = &input.global {
-                let mut g = self.store.grants_of_user(target.id).await?.global.clone();
-                patch.apply(&mut g);
-                tx.global_grants_set(target.id, &g).await?;
-            }
-            for (kind, entries) in input.kinds() {
-                for e in entries {
-                    tx.grant_set(target.id, kind, e.id, e.permissions).await?;
-                }
-            }
-            tx.commit().await
-        })
-        .await?;
-        self.grants_view(actor.account_id, target.id).await
+        let input = &input;
+        let target_id = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let target = account_user(tx, actor, username).await?;
+                    if target.id == actor.user_id {
+                        return Err(Error::refused("You cannot change your own grants"));
+                    }
+                    if !target.restricted {
+                        return Err(Error::refused("Grants apply to restricted users only; this user is unrestricted"));
+                    }
+                    let mut p = Problems::new();
+                    if target.is_proxy()
+                        && let Some(g) = &input.global
+                        && g.account_access.is_some()
+                    {
+                        p.add("global.account_access", "The account_access grant of a proxy user cannot be changed");
+                    }
+                    if let Some(g) = &input.global
+                        && matches!(g.child_account_access, Some(Some(_)))
+                        && !tx.account_is_parent(actor.account_id).await?
+                    {
+                        p.add("global.child_account_access", "Only users of a parent account have this grant");
+                    }
+                    for (kind, entries) in input.kinds() {
+                        let named: Vec<i64> = entries.iter().map(|e| e.id).collect();
+                        let found = tx.grantable_ids(kind, actor.account_id, &named).await?;
+                        for (i, e) in entries.iter().enumerate() {
+                            p.check(
+                                found.contains(&e.id),
+                                format!("{}[{i}].id", kind.name()),
+                                format!("No {} with this id on the account", kind.name()),
+                            );
+                        }
+                    }
+                    p.finish()?;
+                    if let Some(patch) = &input.global {
+                        let mut g = tx.grants_of_user(target.id).await?.global;
+                        patch.apply(&mut g);
+                        tx.global_grants_set(target.id, &g).await?;
+                    }
+                    for (kind, entries) in input.kinds() {
+                        for e in entries {
+                            tx.grant_set(target.id, kind, e.id, e.permissions).await?;
+                        }
+                    }
+                    Ok(target.id)
+                })
+            })
+            .await?;
+        self.grants_view(actor.account_id, target_id).await
     }
+}
+
+/// A user of the actor's account, read inside the write (another account's is unknown).
+async fn account_user(tx: &mut Tx<'_>, actor: &Actor, username: &str) -> Result<User> {
+    tx.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
+}
+
+/// The type a new user of `account` gets.
+async fn new_user_type(tx: &mut Tx<'_>, account: &nubis_model::account::Account) -> Result<UserType> {
+    if account.parent_id.is_some() {
+        return Ok(UserType::Child);
+    }
+    if tx.account_is_parent(account.id).await? {
+        return Ok(UserType::Parent);
+    }
+    Ok(UserType::Default)
 }
 
 fn username_schema() -> utoipa::openapi::Schema {

@@ -296,6 +296,11 @@ pub struct BillingConfig {
     pub nodebalancer_monthly: String,
     /// Seconds between two checks for invoices due (month ends).
     pub close_interval_secs: u64,
+    /// Seconds after which a payment still waiting for the gateway's answer is settled by
+    /// asking the gateway again (longer than any charge takes).
+    pub settle_after_secs: u64,
+    /// Seconds between two rounds of settling payments and giving back queued refunds.
+    pub settle_interval_secs: u64,
     pub promo_codes: Vec<PromoCodeConfig>,
 }
 
@@ -305,6 +310,8 @@ impl Default for BillingConfig {
             nodebalancer_hourly: "0.015".into(),
             nodebalancer_monthly: "10.00".into(),
             close_interval_secs: 60,
+            settle_after_secs: 60,
+            settle_interval_secs: 5,
             promo_codes: Vec::new(),
         }
     }

@@ -4,7 +4,7 @@ use crate::db::Row;
 use nubis_model::Result;
 use nubis_model::account::Account;
 
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::{CacheKey, Store, Tx};
 
@@ -32,6 +32,18 @@ pub struct NewAccount<'a> {
     pub created: nubis_model::Timestamp,
 }
 
+async fn account_by_id(h: Handle<'_>, id: i64) -> Result<Option<Account>> {
+    let sql = format!("SELECT {COLS} FROM accounts WHERE id = $1");
+    let row = query(sql).bind(id).fetch_optional(h).await?;
+    row.as_ref().map(account).transpose()
+}
+
+async fn account_by_euuid(h: Handle<'_>, euuid: &str) -> Result<Option<Account>> {
+    let sql = format!("SELECT {COLS} FROM accounts WHERE euuid = $1");
+    let row = query(sql).bind(euuid).fetch_optional(h).await?;
+    row.as_ref().map(account).transpose()
+}
+
 impl Tx<'_> {
     pub async fn account_insert(&mut self, a: &NewAccount<'_>) -> Result<Account> {
         let sql = format!(
@@ -48,6 +60,22 @@ impl Tx<'_> {
         account(&row)
     }
 
+    /// An account, read inside the transaction.
+    pub async fn account_get(&mut self, id: i64) -> Result<Option<Account>> {
+        account_by_id(self.h(), id).await
+    }
+
+    /// An account by its euuid, read inside the transaction.
+    pub async fn account_by_euuid(&mut self, euuid: &str) -> Result<Option<Account>> {
+        account_by_euuid(self.h(), euuid).await
+    }
+
+    /// Whether the account has child accounts (it is a parent account).
+    pub async fn account_is_parent(&mut self, id: i64) -> Result<bool> {
+        let n = query("SELECT COUNT(*) FROM accounts WHERE parent_id = $1").bind(id).fetch_i64(self.h()).await?;
+        Ok(n > 0)
+    }
+
     /// True when no account exists yet (first start).
     pub async fn accounts_empty(&mut self) -> Result<bool> {
         let n = query("SELECT COUNT(*) FROM accounts").fetch_i64(self.h()).await?;
@@ -57,20 +85,12 @@ impl Tx<'_> {
 
 impl Store {
     pub async fn account_get(&self, id: i64) -> Result<Option<Account>> {
-        let found = self
-            .cached(CacheKey::Account(id), || async move {
-                let sql = format!("SELECT {COLS} FROM accounts WHERE id = $1");
-                let row = query(sql).bind(id).fetch_optional(self.r()).await?;
-                row.as_ref().map(account).transpose()
-            })
-            .await?;
+        let found = self.cached(CacheKey::Account(id), || account_by_id(self.r(), id)).await?;
         Ok(Option::clone(&found))
     }
 
     pub async fn account_by_euuid(&self, euuid: &str) -> Result<Option<Account>> {
-        let sql = format!("SELECT {COLS} FROM accounts WHERE euuid = $1");
-        let row = query(sql).bind(euuid).fetch_optional(self.r()).await?;
-        row.as_ref().map(account).transpose()
+        account_by_euuid(self.r(), euuid).await
     }
 
     pub async fn accounts_all(&self) -> Result<Vec<Account>> {

@@ -4,10 +4,10 @@ use nubis_model::Result;
 use nubis_model::account::Account;
 use nubis_model::filter::Filter;
 
-use crate::Store;
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::{Store, Tx};
 
 const COLS: &str = "id, euuid, parent_id, company, email, first_name, last_name, created";
 
@@ -58,8 +58,19 @@ impl Store {
 
     /// A child account of `parent_id` by euuid.
     pub async fn child_account_get(&self, parent_id: i64, euuid: &str) -> Result<Option<Account>> {
-        let sql = format!("SELECT {COLS} FROM accounts WHERE parent_id = $1 AND euuid = $2");
-        let row = query(sql).bind(parent_id).bind(euuid).fetch_optional(self.r()).await?;
-        row.as_ref().map(account).transpose()
+        child_account_get(self.r(), parent_id, euuid).await
     }
+}
+
+impl Tx<'_> {
+    /// A child account of `parent_id` by euuid, read inside the transaction.
+    pub async fn child_account_get(&mut self, parent_id: i64, euuid: &str) -> Result<Option<Account>> {
+        child_account_get(self.h(), parent_id, euuid).await
+    }
+}
+
+async fn child_account_get(h: Handle<'_>, parent_id: i64, euuid: &str) -> Result<Option<Account>> {
+    let sql = format!("SELECT {COLS} FROM accounts WHERE parent_id = $1 AND euuid = $2");
+    let row = query(sql).bind(parent_id).bind(euuid).fetch_optional(h).await?;
+    row.as_ref().map(account).transpose()
 }

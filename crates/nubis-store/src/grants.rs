@@ -7,7 +7,7 @@ use std::sync::Arc;
 use nubis_model::grants::{GlobalGrants, GrantKind, Permission, UserGrants};
 use nubis_model::{Error, Result};
 
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::{CacheKey, Store, Tx};
 
@@ -54,6 +54,26 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// The grants of one user, read inside the transaction (never from the cache).
+    pub async fn grants_of_user(&mut self, user_id: i64) -> Result<UserGrants> {
+        grants_of_user(self.h(), user_id).await
+    }
+
+    /// Of `ids`, those that are entities of `kind` in the account.
+    pub async fn grantable_ids(&mut self, kind: GrantKind, account_id: i64, ids: &[i64]) -> Result<Vec<i64>> {
+        let Some(table) = entity_table(kind) else { return Ok(Vec::new()) };
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!("SELECT id FROM {table} WHERE account_id = $1 AND id IN ({})", marks.join(", "));
+        let mut q = query(sql).bind(account_id);
+        for id in ids {
+            q = q.bind(*id);
+        }
+        q.fetch_column_i64(self.h()).await
+    }
+
     /// Drops every grant of a user (global and per entity).
     pub async fn grants_clear_user(&mut self, user_id: i64) -> Result<()> {
         query("DELETE FROM grants WHERE user_id = $1").bind(user_id).execute(self.h()).await?;
@@ -65,29 +85,7 @@ impl Tx<'_> {
 impl Store {
     /// The grants of one user.
     pub async fn grants_of_user(&self, user_id: i64) -> Result<Arc<UserGrants>> {
-        self.cached(CacheKey::Grants(user_id), || async move {
-            let global = query("SELECT global_grants FROM users WHERE id = $1")
-                .bind(user_id)
-                .fetch_optional(self.r())
-                .await?
-                .map(|r| r.str("global_grants"))
-                .transpose()?;
-            let global: GlobalGrants = global.and_then(|g| serde_json::from_str(&g).ok()).unwrap_or_default();
-            let rows = query("SELECT kind, entity_id, permission FROM grants WHERE user_id = $1")
-                .bind(user_id)
-                .fetch_all(self.r())
-                .await?;
-            let mut entities = HashMap::new();
-            for r in rows {
-                if let (Some(k), Some(p)) =
-                    (GrantKind::parse(&r.str("kind")?), Permission::parse(&r.str("permission")?))
-                {
-                    entities.insert((k, r.i64("entity_id")?), p);
-                }
-            }
-            Ok(UserGrants { global, entities })
-        })
-        .await
+        self.cached(CacheKey::Grants(user_id), || grants_of_user(self.r(), user_id)).await
     }
 
     /// The entities of one grant kind in an account, as `(id, label)` in id order.
@@ -99,6 +97,26 @@ impl Store {
         let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
         rows.iter().map(|r| Ok((r.i64("id")?, r.str("label")?))).collect()
     }
+}
+
+/// The grants of one user: the global object and every per-entity permission.
+async fn grants_of_user(mut h: Handle<'_>, user_id: i64) -> Result<UserGrants> {
+    let global = query("SELECT global_grants FROM users WHERE id = $1")
+        .bind(user_id)
+        .fetch_optional(h.reborrow())
+        .await?
+        .map(|r| r.str("global_grants"))
+        .transpose()?;
+    let global: GlobalGrants = global.and_then(|g| serde_json::from_str(&g).ok()).unwrap_or_default();
+    let rows =
+        query("SELECT kind, entity_id, permission FROM grants WHERE user_id = $1").bind(user_id).fetch_all(h).await?;
+    let mut entities = HashMap::new();
+    for r in rows {
+        if let (Some(k), Some(p)) = (GrantKind::parse(&r.str("kind")?), Permission::parse(&r.str("permission")?)) {
+            entities.insert((k, r.i64("entity_id")?), p);
+        }
+    }
+    Ok(UserGrants { global, entities })
 }
 
 /// The table that holds the entities of a grant kind, for kinds this cloud serves.

@@ -7,7 +7,7 @@ use crate::db::Row;
 use nubis_model::instance::Alerts;
 use nubis_model::{Error, Result, Timestamp};
 
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
@@ -107,6 +107,12 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(Error::internal)
 }
 
+async fn instances_of_account(h: Handle<'_>, account_id: i64) -> Result<Vec<InstanceRow>> {
+    let sql = format!("SELECT {COLS} FROM instances WHERE account_id = $1 ORDER BY id");
+    let rows = query(sql).bind(account_id).fetch_all(h).await?;
+    rows.iter().map(instance).collect()
+}
+
 impl Tx<'_> {
     pub async fn instance_insert(&mut self, i: &NewInstance<'_>) -> Result<InstanceRow> {
         let sql = format!(
@@ -143,6 +149,11 @@ impl Tx<'_> {
         let sql = format!("UPDATE instances SET op_seq = op_seq WHERE id = $1 AND account_id = $2 RETURNING {COLS}");
         let row = query(sql).bind(id).bind(account_id).fetch_optional(self.h()).await?;
         row.as_ref().map(instance).transpose()
+    }
+
+    /// The instances of an account, read inside the transaction.
+    pub async fn instances_of_account(&mut self, account_id: i64) -> Result<Vec<InstanceRow>> {
+        instances_of_account(self.h(), account_id).await
     }
 
     /// The instances of an account with these ids, read inside the transaction.
@@ -279,12 +290,7 @@ pub enum InstanceFlag {
 impl Store {
     /// The instances of an account, in id order.
     pub async fn instances_of_account(&self, account_id: i64) -> Result<Arc<Vec<InstanceRow>>> {
-        self.cached(CacheKey::Collection("instances", account_id), || async move {
-            let sql = format!("SELECT {COLS} FROM instances WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(instance).collect()
-        })
-        .await
+        self.cached(CacheKey::Collection("instances", account_id), || instances_of_account(self.r(), account_id)).await
     }
 
     /// One instance by id, whatever its account (the runtime and operators' commands).

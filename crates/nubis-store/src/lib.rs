@@ -128,6 +128,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(15, "replicas", "0015_replicas.sql"),
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
     migration!(17, "change_notices", "0017_change_notices.sql"),
+    migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
 ];
 
 impl Store {
@@ -329,7 +330,7 @@ impl Store {
                 TxInner::Pg(Some(db::pg::bounded(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE")).await?))
             }
         };
-        Ok(Tx { store: self, inner })
+        Ok(Tx { store: self, inner, mail_queued: false })
     }
 
     /// Closes every connection cleanly (checkpointing the SQLite WAL).
@@ -392,10 +393,37 @@ enum TxInner {
 pub struct Tx<'s> {
     store: &'s Store,
     inner: TxInner,
+    /// A message was queued in the outbox (the mailer is woken after the commit).
+    mail_queued: bool,
+}
+
+/// What a committed write transaction changed, for what has to follow the commit.
+#[derive(Debug, Clone, Copy)]
+pub struct Committed {
+    touched: cache::Touched,
+    mail_queued: bool,
+}
+
+impl Committed {
+    /// Whether the transaction changed any of these tables (when it cannot be known which, it
+    /// answers yes).
+    pub fn wrote_any(&self, tables: &[&str]) -> bool {
+        tables.iter().any(|t| self.touched & cache::bit(t) != 0)
+    }
+
+    /// Whether the transaction queued a message in the outbox.
+    pub fn mail_queued(&self) -> bool {
+        self.mail_queued
+    }
 }
 
 impl Tx<'_> {
-    pub async fn commit(mut self) -> Result<()> {
+    pub async fn commit(self) -> Result<()> {
+        self.commit_changes().await.map(drop)
+    }
+
+    /// Commits, and says what the transaction changed.
+    pub async fn commit_changes(mut self) -> Result<Committed> {
         let mut touched = 0;
         let r = match (&mut self.inner, &self.store.inner.engine) {
             (TxInner::Lite(permit), Engine::Lite(l)) => {
@@ -425,7 +453,7 @@ impl Tx<'_> {
         // Invalidate after the commit (a concurrent reader may have cached pre-commit data) and
         // also after a failed commit (its outcome is unknown).
         self.store.inner.cache.bump(touched);
-        r
+        r.map(|()| Committed { touched, mail_queued: self.mail_queued })
     }
 
     pub fn backend(&self) -> Backend {

@@ -52,8 +52,8 @@ impl Tx<'_> {
         .bind(body)
         .bind(Timestamp::now().to_string())
         .fetch_i64(self.h())
-        .await
-        ?;
+        .await?;
+        self.mail_queued = true;
         Ok(id)
     }
 }

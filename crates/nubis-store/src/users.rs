@@ -6,7 +6,7 @@ use crate::db::Row;
 use nubis_model::account::{ProfilePrefs, User, UserType};
 use nubis_model::{Result, Timestamp};
 
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{CacheKey, Store, Tx};
@@ -51,6 +51,18 @@ pub struct UserChanges<'a> {
     pub email: Option<&'a str>,
     pub restricted: Option<bool>,
     pub prefs: Option<&'a ProfilePrefs>,
+}
+
+async fn users_of_account(h: Handle<'_>, account_id: i64) -> Result<Vec<User>> {
+    let sql = format!("SELECT {COLS} FROM users WHERE account_id = $1 ORDER BY id");
+    let rows = query(sql).bind(account_id).fetch_all(h).await?;
+    rows.iter().map(user).collect()
+}
+
+async fn user_by_username(h: Handle<'_>, username: &str) -> Result<Option<User>> {
+    let sql = format!("SELECT {COLS} FROM users WHERE username = $1");
+    let row = query(sql).bind(username).fetch_optional(h).await?;
+    row.as_ref().map(user).transpose()
 }
 
 impl Tx<'_> {
@@ -101,6 +113,16 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// The users of an account, read inside the transaction.
+    pub async fn users_of_account(&mut self, account_id: i64) -> Result<Vec<User>> {
+        users_of_account(self.h(), account_id).await
+    }
+
+    /// A user by name, read inside the transaction.
+    pub async fn user_by_username(&mut self, username: &str) -> Result<Option<User>> {
+        user_by_username(self.h(), username).await
+    }
+
     /// Marks every event up to and including `event_id` as seen by the user.
     pub async fn user_mark_seen(&mut self, user_id: i64, event_id: i64) -> Result<()> {
         query("UPDATE users SET events_seen_upto = $2 WHERE id = $1 AND events_seen_upto < $2")
@@ -115,12 +137,7 @@ impl Tx<'_> {
 impl Store {
     /// The users of an account, in id order.
     pub async fn users_of_account(&self, account_id: i64) -> Result<Arc<Vec<User>>> {
-        self.cached(CacheKey::Users(account_id), || async move {
-            let sql = format!("SELECT {COLS} FROM users WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(user).collect()
-        })
-        .await
+        self.cached(CacheKey::Users(account_id), || users_of_account(self.r(), account_id)).await
     }
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<User>> {
@@ -137,9 +154,7 @@ impl Store {
     }
 
     pub async fn user_by_username(&self, username: &str) -> Result<Option<User>> {
-        let sql = format!("SELECT {COLS} FROM users WHERE username = $1");
-        let row = query(sql).bind(username).fetch_optional(self.r()).await?;
-        row.as_ref().map(user).transpose()
+        user_by_username(self.r(), username).await
     }
 
     /// The id of the last event the user has seen.

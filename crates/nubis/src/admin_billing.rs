@@ -33,6 +33,24 @@ pub async fn billing(app: &App, cmd: BillingCommand) -> anyhow::Result<()> {
             app.billing_close_now(id, now).await.map_err(fail)?
         }
         BillingCommand::CloseDue => app.billing_close_due(now).await.map_err(fail)?,
+        BillingCommand::Refunds => {
+            println!("{:<6} {:<38} {:>10} {:<20} {:<9} STATE", "ID", "ACCOUNT", "USD", "CREATED", "ATTEMPTS");
+            for (r, euuid) in app.admin_refunds().await.map_err(fail)? {
+                let state = match (&r.done, &r.last_error) {
+                    (Some(t), _) => format!("given back {t}"),
+                    (None, Some(e)) => format!("waiting (next attempt {}): {e}", r.next_attempt),
+                    (None, None) => "waiting".to_string(),
+                };
+                let usd = nubis_model::billing::Cents(r.cents).dollars();
+                println!("{:<6} {euuid:<38} {usd:>10} {:<20} {:<9} {state}", r.id, r.created.to_string(), r.attempts);
+            }
+            return Ok(());
+        }
+        BillingCommand::Settle => {
+            let (settled, refunded) = app.admin_settle().await.map_err(fail)?;
+            println!("{settled} payment(s) settled, {refunded} refund(s) given back");
+            return Ok(());
+        }
     };
     println!("{n} invoice(s) closed");
     Ok(())

@@ -242,6 +242,12 @@ pub enum BillingCommand {
     },
     /// Close only the months that have ended (what `nubis serve` does by itself).
     CloseDue,
+    /// List the charges given back to cards, and those waiting to be (a refund the payment
+    /// gateway did not take is tried again until it does).
+    Refunds,
+    /// Settle the payments left waiting for the gateway's answer and give back the refunds due
+    /// now (what `nubis serve` does by itself every few seconds).
+    Settle,
 }
 
 #[derive(Subcommand)]

@@ -108,6 +108,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Invoices close at each month's end (also those missed while nubis was stopped).
     let billing =
         app.spawn_billing_closer(std::time::Duration::from_secs(app.config().billing.close_interval_secs.max(1)));
+    // Payments left waiting for the gateway's answer are settled; refunds due are given back.
+    let settler =
+        app.spawn_payment_settler(std::time::Duration::from_secs(app.config().billing.settle_interval_secs.max(1)));
     // Instances left mid-transition by the last run (a crash, a restart) complete now.
     let resumed = app.runtime_resume().await?;
     if resumed > 0 {
@@ -145,6 +148,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     transfers.abort();
     mailer.abort();
     billing.abort();
+    settler.abort();
     app.store().close().await;
     tracing::info!("stopped");
     Ok(())

@@ -9,9 +9,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
-use super::{refuse_child_billing, validate};
+use super::settle::PURPOSE_CANCEL;
+use super::{engine, refuse_child_billing, validate};
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
+use nubis_store::Tx;
 
 /// `PUT /v4/account`: every field optional; omitted fields stay unchanged.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -117,19 +119,23 @@ impl App {
         self.authorize(actor, Op::AccountUpdate).await?;
         refuse_child_billing(actor)?;
         let input = &input;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.billing_lock(actor.account_id).await?;
-            let changes = validate::account_update(input, &b.country, &b.state, &b.zip)?;
-            if let Some(c) = &changes.company {
-                let a = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-                let is_parent = !self.store.accounts_children(actor.account_id).await?.is_empty();
-                if is_parent && *c != a.company {
-                    return Err(Error::invalid("company", "The company name of a parent account cannot be changed"));
+        self.write(|tx| {
+            Box::pin(async move {
+                let b = tx.billing_lock(actor.account_id).await?;
+                let changes = validate::account_update(input, &b.country, &b.state, &b.zip)?;
+                if let Some(c) = &changes.company {
+                    let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let is_parent = tx.account_is_parent(actor.account_id).await?;
+                    if is_parent && *c != a.company {
+                        return Err(Error::invalid(
+                            "company",
+                            "The company name of a parent account cannot be changed",
+                        ));
+                    }
                 }
-            }
-            tx.billing_update_contact(actor.account_id, &changes).await?;
-            tx.commit().await
+                tx.billing_update_contact(actor.account_id, &changes).await?;
+                Ok(())
+            })
         })
         .await?;
         self.account_view(actor.account_id).await
@@ -153,37 +159,41 @@ impl App {
 
     pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsUpdate).await?;
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        let mut p = nubis_model::Problems::new();
-        if input.managed.is_some_and(|m| m != b.managed) {
-            p.add("managed", "Read-only: enable the managed service with POST /v4/account/settings/managed-enable");
-        }
-        if input.longview_subscription.is_some() {
-            p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
-        }
-        p.finish()?;
         let input = &input;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.billing_set_settings(actor.account_id, input.backups_enabled, input.network_helper, None).await?;
-            tx.commit().await
-        })
-        .await?;
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        let b = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.billing_lock(actor.account_id).await?;
+                    let mut p = nubis_model::Problems::new();
+                    if input.managed.is_some_and(|m| m != b.managed) {
+                        p.add(
+                            "managed",
+                            "Read-only: enable the managed service with POST /v4/account/settings/managed-enable",
+                        );
+                    }
+                    if input.longview_subscription.is_some() {
+                        p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
+                    }
+                    p.finish()?;
+                    tx.billing_set_settings(actor.account_id, input.backups_enabled, input.network_helper, None)
+                        .await?;
+                    tx.billing_lock(actor.account_id).await
+                })
+            })
+            .await?;
         Ok(Self::settings_of(&b))
     }
 
     /// Turns the managed service on and sends the welcome message (once).
     pub async fn account_managed_enable(&self, actor: &Actor) -> Result<()> {
         self.authorize(actor, Op::AccountManagedEnable).await?;
-        let queued = retry(|| async move {
-            let mut tx = self.store.begin().await?;
+        self.write(|tx| Box::pin(async move {
             let b = tx.billing_lock(actor.account_id).await?;
             if b.managed {
-                return Ok(false);
+                return Ok(());
             }
             tx.billing_set_settings(actor.account_id, None, None, Some(true)).await?;
-            let a = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+            let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
             tx.outbox_insert(
                 Some(a.id),
                 &a.email,
@@ -196,14 +206,9 @@ impl App {
                 ),
             )
             .await?;
-            tx.commit().await?;
-            Ok(true)
-        })
-        .await?;
-        if queued {
-            self.mail_kick.notify_one();
-        }
-        Ok(())
+            Ok(())
+}))
+        .await
     }
 
     fn availability_of(r: &crate::catalog::RegionInfo) -> Availability {
@@ -229,6 +234,11 @@ impl App {
     /// default method first (a failed charge cancels nothing); then the usage is invoiced and
     /// paid, metering stops, instances shut down, balancers stop listening and every token of
     /// the account stops working. Operators still read the account with `nubis admin`.
+    ///
+    /// What is due is worked out inside a write that records its charge as pending (which
+    /// holds the account's other payments back); the gateway is called after that write, and
+    /// the cancellation is done in a second write. When it cannot be done after all, the charge
+    /// is given back.
     pub async fn account_cancel(&self, actor: &Actor, input: CancelRequest) -> Result<()> {
         self.authorize(actor, Op::AccountCancel).await?;
         if actor.in_child_account {
@@ -238,81 +248,72 @@ impl App {
         if comments.chars().count() > 2048 {
             return Err(Error::invalid("comments", "Must be at most 2048 characters"));
         }
-        let children = self.store.accounts_children(actor.account_id).await?;
-        for c in &children {
-            let cb = self.store.billing_get(c.id).await?;
-            if cb.is_some_and(|b| b.canceled.is_none()) {
-                return Err(Error::refused("A parent account with an active child account cannot be canceled"));
-            }
-        }
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        let now = Timestamp::now();
-        let due = b.balance + self.billing_uninvoiced_at(actor.account_id, b.billed_through, now).await?;
-        let mut charged: Option<(i64, String, i64)> = None;
-        if due > 0 {
-            let method = self.store.payment_method_default(actor.account_id).await?.ok_or_else(|| {
-                Error::refused("The balance must be paid before canceling: add a payment method first")
-            })?;
-            let key = uuid::Uuid::new_v4().simple().to_string();
-            let r = self.charge(actor.account_id, &method.gateway_ref, due, &key).await;
-            match r {
-                Ok(reference) => charged = Some((method.view.id, reference, due)),
-                Err(GatewayError::Declined(m)) => {
-                    return Err(Error::refused(format!(
-                        "Charging the balance to the default payment method failed: {m}"
-                    )));
-                }
-                Err(GatewayError::Unreachable(m)) => {
-                    return Err(Error::Unavailable(format!("The payment gateway is unreachable: {m}")));
-                }
-            }
-        }
-        let (charged, comments) = (&charged, &comments);
-        let done = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.billing_lock(actor.account_id).await?;
-            if b.canceled.is_some() {
-                return Err(Error::NotFound);
-            }
-            let billed = b.billed_through;
-            let mut from = billed;
-            while from < now {
-                let to = super::engine::next_month(from).min(now);
-                super::engine::close_period(&mut tx, actor.account_id, from, to).await?;
-                from = to;
-            }
-            if let Some((method_id, reference, cents)) = charged {
-                tx.payment_insert(actor.account_id, *method_id, *cents, now, reference).await?;
-                tx.billing_balance_add(actor.account_id, -cents).await?;
-            }
-            tx.meters_close_account(actor.account_id, now).await?;
-            let mut stopping = Vec::new();
-            for i in self.store.instances_of_account(actor.account_id).await?.iter() {
-                let st = Status::parse(&i.status).unwrap_or(Status::Offline);
-                // Running ones shut down; one still provisioning ends offline instead of booting.
-                let next = match st {
-                    Status::Running | Status::Booting | Status::Rebooting => Some(Status::ShuttingDown),
-                    Status::Provisioning => Some(Status::Provisioning),
-                    _ => None,
-                };
-                if let Some(next) = next {
-                    tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now)
+        let (account_id, now, comments) = (actor.account_id, Timestamp::now(), &comments);
+        let key = uuid::Uuid::new_v4().simple().to_string();
+        let key_ref = &key;
+        let plan = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.billing_lock(account_id).await?;
+                    if b.canceled.is_some() {
+                        return Err(Error::NotFound);
+                    }
+                    refuse_active_children(tx, account_id).await?;
+                    if !tx.payments_pending_of(account_id).await?.is_empty() {
+                        return Err(Error::refused("A payment of this account is under way; try again in a moment"));
+                    }
+                    let due = engine::amount_due(tx, account_id, now).await?;
+                    if due <= 0 {
+                        return Ok(Cancel::Done(cancel_now(tx, actor, now, comments).await?));
+                    }
+                    let method = tx.payment_method_default(account_id).await?.ok_or_else(|| {
+                        Error::refused("The balance must be paid before canceling: add a payment method first")
+                    })?;
+                    let id = tx
+                        .payment_pending_insert(account_id, method.view.id, due, now, key_ref, PURPOSE_CANCEL)
                         .await?;
-                    stopping.push(i.id);
+                    tx.billing_balance_add(account_id, -due).await?;
+                    Ok(Cancel::Charge { payment: id, card_ref: method.gateway_ref, due })
+                })
+            })
+            .await?;
+        let stopping = match plan {
+            Cancel::Done(stopping) => stopping,
+            Cancel::Charge { payment, card_ref, due } => {
+                let reference = match self.charge(account_id, &card_ref, due, &key).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.payment_give_up(payment, None).await?;
+                        return Err(match e {
+                            GatewayError::Declined(m) => Error::refused(format!(
+                                "Charging the balance to the default payment method failed: {m}"
+                            )),
+                            GatewayError::Unreachable(m) => {
+                                Error::Unavailable(format!("The payment gateway is unreachable: {m}"))
+                            }
+                        });
+                    }
+                };
+                let r = &reference;
+                let done = self
+                    .write(|tx| {
+                        Box::pin(async move {
+                            tx.payment_confirm(payment, r).await?.ok_or_else(|| {
+                                Error::Unavailable("The cancellation could not be completed in time; try again".into())
+                            })?;
+                            refuse_active_children(tx, account_id).await?;
+                            cancel_now(tx, actor, now, comments).await
+                        })
+                    })
+                    .await;
+                match done {
+                    Ok(stopping) => stopping,
+                    Err(e) => {
+                        // Nothing was canceled: the charge goes back.
+                        self.payment_give_up(payment, Some(&reference)).await?;
+                        return Err(e);
+                    }
                 }
-            }
-            tx.billing_cancel(actor.account_id, now, comments).await?;
-            tx.commit().await?;
-            Ok(stopping)
-        })
-        .await;
-        let stopping = match done {
-            Ok(s) => s,
-            Err(e) => {
-                if let Some((_, reference, _)) = charged {
-                    let _ = self.payment_gateway().refund(reference).await;
-                }
-                return Err(e);
             }
         };
         for id in stopping {
@@ -321,6 +322,47 @@ impl App {
         self.balancers_changed();
         Ok(())
     }
+}
+
+/// What the first write of a cancellation decided.
+enum Cancel {
+    /// Nothing was due: the account is canceled; these instances are shutting down.
+    Done(Vec<i64>),
+    /// What is due is to be charged first, as the pending payment `payment`.
+    Charge { payment: i64, card_ref: String, due: i64 },
+}
+
+/// A parent account with an active child account cannot be canceled.
+async fn refuse_active_children(tx: &mut Tx<'_>, account_id: i64) -> Result<()> {
+    if tx.child_accounts_active(account_id).await? > 0 {
+        return Err(Error::refused("A parent account with an active child account cannot be canceled"));
+    }
+    Ok(())
+}
+
+/// Cancels the account inside the transaction: its usage up to `now` is invoiced (and paid by
+/// what was charged), metering stops, its instances shut down (returned, for the runtime) and
+/// its tokens stop working.
+async fn cancel_now(tx: &mut Tx<'_>, actor: &Actor, now: Timestamp, comments: &str) -> Result<Vec<i64>> {
+    let account_id = actor.account_id;
+    engine::close_until(tx, account_id, now).await?;
+    tx.meters_close_account(account_id, now).await?;
+    let mut stopping = Vec::new();
+    for i in tx.instances_of_account(account_id).await? {
+        let st = Status::parse(&i.status).unwrap_or(Status::Offline);
+        // Running ones shut down; one still provisioning ends offline instead of booting.
+        let next = match st {
+            Status::Running | Status::Booting | Status::Rebooting => Some(Status::ShuttingDown),
+            Status::Provisioning => Some(Status::Provisioning),
+            _ => None,
+        };
+        if let Some(next) = next {
+            tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now).await?;
+            stopping.push(i.id);
+        }
+    }
+    tx.billing_cancel(account_id, now, comments).await?;
+    Ok(stopping)
 }
 
 /// What an operator sees of an account (`nubis admin account show`), canceled or not.
@@ -340,11 +382,8 @@ impl App {
         let a =
             self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
         let b = self.store.billing_get(a.id).await?.ok_or(Error::NotFound)?;
-        let standing = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.account_standing(a.id).await
-        })
-        .await?;
+        let id = a.id;
+        let standing = self.write(|tx| Box::pin(async move { tx.account_standing(id).await })).await?;
         Ok(AdminAccountView {
             account: self.account_view(a.id).await?,
             canceled: b.canceled,

@@ -15,7 +15,7 @@ use nubis_store::Tx;
 use nubis_store::billing::{MeterRow, NewItem, PromotionRow};
 
 use super::dollars_of_micro;
-use crate::{App, retry};
+use crate::App;
 
 /// The first moment of `t`'s month.
 pub fn month_start(t: Timestamp) -> Timestamp {
@@ -92,6 +92,52 @@ fn promo_item(p: &PromotionRow, credit: i64, from: Timestamp, to: Timestamp) -> 
     }
 }
 
+/// What closing `[from, to)` month by month would add to the balance: each month's usage less the
+/// promotional credit it takes, exactly as [`close_period`] closes them.
+pub(crate) fn amount_of_periods(
+    meters: &[MeterRow],
+    mut promo: Option<PromotionRow>,
+    from: Timestamp,
+    to: Timestamp,
+) -> i64 {
+    let mut total = 0;
+    let mut start = from;
+    while start < to {
+        let end = next_month(start).min(to);
+        let usage: i64 = usage_items(meters, start, end).iter().map(|i| i.amount).sum();
+        let credit = promo_credit(promo.as_ref(), usage, start);
+        if let Some(p) = promo.as_mut() {
+            p.remaining -= credit;
+        }
+        total += usage - credit;
+        start = end;
+    }
+    total
+}
+
+/// What the account owes up to `now`: its balance and its usage not invoiced yet, read inside
+/// the transaction.
+pub(crate) async fn amount_due(tx: &mut Tx<'_>, account_id: i64, now: Timestamp) -> Result<i64> {
+    let b = tx.billing_lock(account_id).await?;
+    if now <= b.billed_through {
+        return Ok(b.balance);
+    }
+    let meters = tx.meters_between(account_id, b.billed_through, now).await?;
+    let promo = tx.promotion_of(account_id).await?;
+    Ok(b.balance + amount_of_periods(&meters, promo, b.billed_through, now))
+}
+
+/// Closes the usage of `[billed_through, now)` month by month (inside the caller's transaction).
+pub(crate) async fn close_until(tx: &mut Tx<'_>, account_id: i64, now: Timestamp) -> Result<()> {
+    let mut from = tx.billing_lock(account_id).await?.billed_through;
+    while from < now {
+        let to = next_month(from).min(now);
+        close_period(tx, account_id, from, to).await?;
+        from = to;
+    }
+    Ok(())
+}
+
 /// Closes the account's usage of `[from, to)` into an invoice dated `to` (none when there was
 /// no usage), adds it to the balance, uses promotional credit, and moves the account's
 /// `billed_through` to `to`. Does nothing (returns `None`) when `from` is no longer the start of
@@ -159,18 +205,19 @@ impl App {
     async fn billing_close_account(&self, account_id: i64, until: Timestamp, partial: bool) -> Result<u64> {
         let mut written = 0;
         loop {
-            let step = retry(|| async move {
-                let mut tx = self.store.begin().await?;
-                let b = tx.billing_lock(account_id).await?;
-                if b.billed_through >= until || (b.canceled.is_some() && !partial) {
-                    return Ok(None);
-                }
-                let to = next_month(b.billed_through).min(until);
-                let r = close_period(&mut tx, account_id, b.billed_through, to).await?;
-                tx.commit().await?;
-                Ok(Some(r.flatten().is_some()))
-            })
-            .await?;
+            let step = self
+                .write(|tx| {
+                    Box::pin(async move {
+                        let b = tx.billing_lock(account_id).await?;
+                        if b.billed_through >= until || (b.canceled.is_some() && !partial) {
+                            return Ok(None);
+                        }
+                        let to = next_month(b.billed_through).min(until);
+                        let r = close_period(tx, account_id, b.billed_through, to).await?;
+                        Ok(Some(r.flatten().is_some()))
+                    })
+                })
+                .await?;
             match step {
                 None => return Ok(written),
                 Some(true) => written += 1,
@@ -196,9 +243,8 @@ impl App {
             return Ok(0);
         }
         let meters = self.store.meters_between(account_id, billed_through, now).await?;
-        let usage: i64 = usage_items(&meters, billed_through, now).iter().map(|i| i.amount).sum();
         let promo = self.store.promotion_get(account_id).await?;
-        Ok(usage - promo_credit(promo.as_ref(), usage, billed_through))
+        Ok(amount_of_periods(&meters, promo, billed_through, now))
     }
 
     /// Runs [`App::billing_close_due`] every `every` until aborted (`nubis serve`).

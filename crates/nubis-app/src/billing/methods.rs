@@ -13,9 +13,9 @@ use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
 use super::{CardDetails, refuse_child_billing, validate};
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 /// Active payment methods an account may have.
 pub const MAX_ACTIVE_METHODS: i64 = 6;
@@ -148,10 +148,11 @@ impl App {
         is_default: bool,
         card_field: &str,
     ) -> Result<PaymentMethod> {
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.billing_lock(actor.account_id).await?;
-            self.check_method_limits(&mut tx, actor.account_id).await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.billing_lock(actor.account_id).await?;
+                self.check_method_limits(tx, actor.account_id).await
+            })
         })
         .await?;
         let last_four = card.number[card.number.len().saturating_sub(4)..].to_string();
@@ -159,32 +160,33 @@ impl App {
         let (month, year) = (card.expiry_month, card.expiry_year);
         let reference = self.payment_gateway().add_card(card).await.map_err(|e| gateway_error(e, card_field))?;
         let (last_four, reference) = (&last_four, &reference);
-        let m = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.billing_lock(actor.account_id).await?;
-            self.check_method_limits(&mut tx, actor.account_id).await?;
-            let has_default = tx.payment_method_has_default(actor.account_id).await?;
-            let make_default = is_default || !has_default;
-            if make_default {
-                tx.payment_methods_clear_default(actor.account_id).await?;
-            }
-            let m = tx
-                .payment_method_insert(&NewCard {
-                    account_id: actor.account_id,
-                    card_type: brand,
-                    last_four,
-                    expiry_month: month,
-                    expiry_year: year,
-                    gateway_ref: reference,
-                    is_default: make_default,
-                    created: Timestamp::now(),
+        let m = self
+            .write(|tx| {
+                Box::pin(async move {
+                    tx.billing_lock(actor.account_id).await?;
+                    self.check_method_limits(tx, actor.account_id).await?;
+                    let has_default = tx.payment_method_has_default(actor.account_id).await?;
+                    let make_default = is_default || !has_default;
+                    if make_default {
+                        tx.payment_methods_clear_default(actor.account_id).await?;
+                    }
+                    let m = tx
+                        .payment_method_insert(&NewCard {
+                            account_id: actor.account_id,
+                            card_type: brand,
+                            last_four,
+                            expiry_month: month,
+                            expiry_year: year,
+                            gateway_ref: reference,
+                            is_default: make_default,
+                            created: Timestamp::now(),
+                        })
+                        .await?;
+                    tx.event_insert(&event(actor, "payment_method_add", method_entity(&m.view)).build()).await?;
+                    Ok(m.view)
                 })
-                .await?;
-            tx.event_insert(&event(actor, "payment_method_add", method_entity(&m.view)).build()).await?;
-            tx.commit().await?;
-            Ok(m.view)
-        })
-        .await?;
+            })
+            .await?;
         Ok(m)
     }
 
@@ -192,13 +194,14 @@ impl App {
         self.authorize(actor, Op::PaymentMethodMakeDefault).await?;
         self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         refuse_child_billing(actor)?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.billing_lock(actor.account_id).await?;
-            tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-            tx.payment_methods_clear_default(actor.account_id).await?;
-            tx.payment_method_set_default(id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.billing_lock(actor.account_id).await?;
+                tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+                tx.payment_methods_clear_default(actor.account_id).await?;
+                tx.payment_method_set_default(id).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -208,17 +211,18 @@ impl App {
         self.authorize(actor, Op::PaymentMethodDelete).await?;
         self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
         refuse_child_billing(actor)?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.billing_lock(actor.account_id).await?;
-            let m = tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-            if m.view.is_default {
-                return Err(Error::refused(
-                    "The default payment method cannot be deleted; make another method the default first",
-                ));
-            }
-            tx.payment_method_deactivate(id, Timestamp::now()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.billing_lock(actor.account_id).await?;
+                let m = tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+                if m.view.is_default {
+                    return Err(Error::refused(
+                        "The default payment method cannot be deleted; make another method the default first",
+                    ));
+                }
+                tx.payment_method_deactivate(id, Timestamp::now()).await?;
+                Ok(())
+            })
         })
         .await
     }

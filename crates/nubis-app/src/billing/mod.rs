@@ -9,6 +9,7 @@ pub mod methods;
 pub mod ops;
 pub mod payments;
 pub mod promo;
+mod settle;
 mod validate;
 
 use std::sync::Arc;
@@ -81,33 +82,9 @@ pub fn check_config(c: &nubis_model::config::BillingConfig) -> std::result::Resu
 }
 
 impl App {
-    /// The payment gateway in use (the simulated one unless replaced).
+    /// The payment gateway in use.
     pub fn payment_gateway(&self) -> Arc<dyn PaymentGateway> {
-        self.gateway.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Charges `cents` to a stored card of the account: the test controls' payment faults (a
-    /// decline or an unreachable gateway for the next N charges) are met first, then the gateway.
-    pub(crate) async fn charge(
-        &self,
-        account_id: i64,
-        card_ref: &str,
-        cents: i64,
-        key: &str,
-    ) -> std::result::Result<String, gateway::GatewayError> {
-        use crate::controls::PaymentFault;
-        match self.controls.faults.take_payment(account_id) {
-            Some(PaymentFault::Declined) => Err(gateway::GatewayError::Declined("Your card was declined.".into())),
-            Some(PaymentFault::Unreachable) => {
-                Err(gateway::GatewayError::Unreachable("The payment gateway did not answer.".into()))
-            }
-            None => self.payment_gateway().charge(card_ref, cents, key).await,
-        }
-    }
-
-    /// Replaces the payment gateway (the test controls wrap the current one to inject faults).
-    pub fn set_payment_gateway(&self, g: Arc<dyn PaymentGateway>) {
-        *self.gateway.write().unwrap_or_else(|e| e.into_inner()) = g;
+        self.gateway.clone()
     }
 
     /// Starts metering a new instance at its type's prices (called in its create transaction).

@@ -10,8 +10,8 @@ use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::billing::{MaintenanceRow, PAST_DUE_DAYS};
 
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 /// Days before a promotion's expiry from which a notification announces it.
 const PROMOTION_NOTICE_DAYS: i64 = 30;
@@ -140,11 +140,11 @@ impl App {
             .instance_by_id(instance_id)
             .await?
             .ok_or_else(|| Error::invalid("instance", "No such instance"))?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let id = tx.maintenance_insert(i.account_id, instance_id, kind, reason, when).await?;
-            tx.commit().await?;
-            Ok(id)
+        self.write(|tx| {
+            Box::pin(async move {
+                let id = tx.maintenance_insert(i.account_id, instance_id, kind, reason, when).await?;
+                Ok(id)
+            })
         })
         .await
     }
@@ -154,13 +154,14 @@ impl App {
         if !MAINTENANCE_STATUSES.contains(&status) {
             return Err(Error::invalid("status", format!("Must be one of {}", MAINTENANCE_STATUSES.join(", "))));
         }
-        let found = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let found = tx.maintenance_set_status(id, status).await?;
-            tx.commit().await?;
-            Ok(found)
-        })
-        .await?;
+        let found = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let found = tx.maintenance_set_status(id, status).await?;
+                    Ok(found)
+                })
+            })
+            .await?;
         if !found {
             return Err(Error::invalid("id", "No such maintenance window"));
         }

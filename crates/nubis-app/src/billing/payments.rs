@@ -1,7 +1,5 @@
 //! Payments (spec 2.5, 4.3), the disabled PayPal operations, and invoices.
 
-use std::sync::Mutex;
-
 use nubis_model::billing::{Cents, Invoice, InvoiceItem, Payment, parse_usd};
 use nubis_model::event::EventEntity;
 use nubis_model::filter::Filter;
@@ -12,9 +10,10 @@ use utoipa::ToSchema;
 
 use super::methods::gateway_error;
 use super::refuse_child_billing;
+use super::settle::PURPOSE_CANCEL;
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 /// `POST /v4/account/payments`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -83,9 +82,10 @@ impl App {
         self.store.payment_get(actor.account_id, id).await?.ok_or(Error::NotFound)
     }
 
-    /// Charges the payment method through the gateway and lowers the balance. The bounds are
-    /// checked against the balance inside the write transaction, so concurrent payments see
-    /// each other; a declined charge records nothing; a charge whose recording fails is refunded.
+    /// Takes a payment: recorded as pending (checked against the balance and the payment method
+    /// inside that write, and lowering the balance there, so concurrent payments see each
+    /// other), then charged through the gateway with no transaction open, then confirmed, or
+    /// dropped with the balance restored when the charge failed (see `settle.rs`).
     pub async fn payment_create(&self, actor: &Actor, input: PaymentCreate) -> Result<Payment> {
         self.authorize(actor, Op::PaymentCreate).await?;
         refuse_child_billing(actor)?;
@@ -95,62 +95,68 @@ impl App {
                 Error::invalid("usd", "Must be an amount in dollars such as 5.00 or $120.50 (no commas, with cents)")
             })?,
         };
-        let method = match input.payment_method_id {
-            Some(id) => self
-                .store
-                .payment_method_get(actor.account_id, id)
-                .await?
-                .ok_or_else(|| Error::invalid("payment_method_id", "No such active payment method"))?,
-            None => self.store.payment_method_default(actor.account_id).await?.ok_or_else(|| {
-                Error::invalid("payment_method_id", "The account has no default payment method; add one first")
-            })?,
-        };
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        check_bounds(cents, b.balance)?;
+        let account_id = actor.account_id;
         let key = uuid::Uuid::new_v4().simple().to_string();
-        let charged: Mutex<Option<String>> = Mutex::new(None);
-        let (method, key, charged_ref) = (&method, &key, &charged);
-        let r = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.billing_lock(actor.account_id).await?;
-            check_bounds(cents, b.balance)?;
-            tx.payment_method_active(actor.account_id, method.view.id)
-                .await?
-                .ok_or_else(|| Error::invalid("payment_method_id", "No such active payment method"))?;
-            let prior = charged_ref.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let reference = match prior {
-                Some(r) => r,
-                None => {
-                    let r = self
-                        .charge(actor.account_id, &method.gateway_ref, cents, key)
-                        .await
-                        .map_err(|e| gateway_error(e, "payment_method_id"))?;
-                    *charged_ref.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.clone());
-                    r
-                }
-            };
-            let now = Timestamp::now();
-            let p = tx.payment_insert(actor.account_id, method.view.id, cents, now, &reference).await?;
-            tx.billing_balance_add(actor.account_id, -cents).await?;
-            let entity =
-                EventEntity::new("account", actor.account_id, "payment", format!("/v4/account/payments/{}", p.id));
-            tx.event_insert(
-                &event(actor, "payment_submitted", entity)
-                    .message(format!("Payment of ${}", Cents(cents).dollars()))
-                    .build(),
-            )
+        let (input, key_ref) = (&input, &key);
+        let pending = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let method = match input.payment_method_id {
+                        Some(id) => tx
+                            .payment_method_active(account_id, id)
+                            .await?
+                            .ok_or_else(|| Error::invalid("payment_method_id", "No such active payment method"))?,
+                        None => tx.payment_method_default(account_id).await?.ok_or_else(|| {
+                            Error::invalid(
+                                "payment_method_id",
+                                "The account has no default payment method; add one first",
+                            )
+                        })?,
+                    };
+                    let b = tx.billing_lock(account_id).await?;
+                    check_bounds(cents, b.balance)?;
+                    if tx.payments_pending_of(account_id).await?.iter().any(|p| p.purpose == PURPOSE_CANCEL) {
+                        return Err(Error::refused("The account is being canceled"));
+                    }
+                    let id = tx
+                        .payment_pending_insert(account_id, method.view.id, cents, Timestamp::now(), key_ref, "payment")
+                        .await?;
+                    tx.billing_balance_add(account_id, -cents).await?;
+                    Ok((id, method.gateway_ref))
+                })
+            })
             .await?;
-            tx.commit().await?;
-            Ok(p)
-        })
-        .await;
-        if r.is_err() {
-            let prior = charged.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if let Some(reference) = prior {
-                let _ = self.payment_gateway().refund(&reference).await;
+        let (id, card_ref) = pending;
+        match self.charge(account_id, &card_ref, cents, &key).await {
+            Err(e) => {
+                self.payment_give_up(id, None).await?;
+                Err(gateway_error(e, "payment_method_id"))
+            }
+            Ok(reference) => {
+                let reference = &reference;
+                self.write(|tx| {
+                    Box::pin(async move {
+                        let p = tx.payment_confirm(id, reference).await?.ok_or_else(|| {
+                            Error::Unavailable("The payment could not be recorded in time; it was given back".into())
+                        })?;
+                        let entity = EventEntity::new(
+                            "account",
+                            account_id,
+                            "payment",
+                            format!("/v4/account/payments/{}", p.id),
+                        );
+                        tx.event_insert(
+                            &event(actor, "payment_submitted", entity)
+                                .message(format!("Payment of ${}", Cents(cents).dollars()))
+                                .build(),
+                        )
+                        .await?;
+                        Ok(p)
+                    })
+                })
+                .await
             }
         }
-        r
     }
 
     /// Checks its required strings, then answers that PayPal is disabled.

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::refuse_child_billing;
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 /// Days after its creation during which an account can redeem a promo code.
 pub const PROMO_ACCOUNT_DAYS: i64 = 90;
@@ -77,30 +77,31 @@ impl App {
             _ => return Err(Error::invalid("promo_code", "Must be 1 to 32 characters")),
         };
         let code = &code;
-        retry(|| async move {
-            let now = Timestamp::now();
-            let mut tx = self.store.begin().await?;
-            tx.billing_lock(actor.account_id).await?;
-            let a = self.store.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-            if a.active_since <= now.minus_days(PROMO_ACCOUNT_DAYS) {
-                return Err(Error::refused(format!(
-                    "Promo codes can be added only during an account's first {PROMO_ACCOUNT_DAYS} days"
-                )));
-            }
-            if tx.promotion_of(actor.account_id).await?.is_some() {
-                return Err(Error::refused("The account already has a promotional credit"));
-            }
-            let p = self
-                .promo_lookup(&mut tx, code)
-                .await?
-                .filter(|p| p.expires > now)
-                .ok_or_else(|| Error::invalid("promo_code", "Invalid or expired promo code"))?;
-            tx.promotion_insert(actor.account_id, &p, now)
-                .await
-                .map_err(|e| e.unique_as("promo_code", "The account already has a promotional credit"))?;
-            let row = tx.promotion_of(actor.account_id).await?.ok_or_else(|| Error::internal("promotion written"))?;
-            tx.commit().await?;
-            Ok(promotion_view(&row))
+        self.write(|tx| {
+            Box::pin(async move {
+                let now = Timestamp::now();
+                tx.billing_lock(actor.account_id).await?;
+                let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+                if a.active_since <= now.minus_days(PROMO_ACCOUNT_DAYS) {
+                    return Err(Error::refused(format!(
+                        "Promo codes can be added only during an account's first {PROMO_ACCOUNT_DAYS} days"
+                    )));
+                }
+                if tx.promotion_of(actor.account_id).await?.is_some() {
+                    return Err(Error::refused("The account already has a promotional credit"));
+                }
+                let p = self
+                    .promo_lookup(tx, code)
+                    .await?
+                    .filter(|p| p.expires > now)
+                    .ok_or_else(|| Error::invalid("promo_code", "Invalid or expired promo code"))?;
+                tx.promotion_insert(actor.account_id, &p, now)
+                    .await
+                    .map_err(|e| e.unique_as("promo_code", "The account already has a promotional credit"))?;
+                let row =
+                    tx.promotion_of(actor.account_id).await?.ok_or_else(|| Error::internal("promotion written"))?;
+                Ok(promotion_view(&row))
+            })
         })
         .await
     }
@@ -114,21 +115,22 @@ impl App {
             return Err(Error::invalid("credit", "Credit and monthly cap must be positive"));
         }
         let p = &p;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.promo_code_upsert(p).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.promo_code_upsert(p).await?;
+                Ok(())
+            })
         })
         .await
     }
 
     /// Operators: withdraws a promo code (credits already given stay).
     pub async fn admin_promo_delete(&self, code: &str) -> Result<bool> {
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let found = tx.promo_code_delete(code).await?;
-            tx.commit().await?;
-            Ok(found)
+        self.write(|tx| {
+            Box::pin(async move {
+                let found = tx.promo_code_delete(code).await?;
+                Ok(found)
+            })
         })
         .await
     }

@@ -52,6 +52,9 @@ pub const TIME_MOVED: &[(&str, TimeHook)] = &[
     ("billing: close the invoices of months that ended", |app| {
         Box::pin(async move { app.billing_close_due(Timestamp::now()).await.map(drop) })
     }),
+    ("billing: settle payments left pending, give back the refunds due", |app| {
+        Box::pin(async move { app.settle_round().await })
+    }),
     ("transfers: expire the pending transfers past their expiry", |app| {
         Box::pin(async move { app.transfers_expire_due(Timestamp::now()).await.map(drop) })
     }),

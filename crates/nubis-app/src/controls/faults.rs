@@ -30,6 +30,11 @@ pub enum FaultKind {
     PaymentDeclined,
     /// The payment gateway cannot be reached.
     PaymentUnreachable,
+    /// The payment gateway takes the charge, but its answer never arrives (nubis sees an
+    /// unreachable gateway; the payment is settled later, see docs/operations.md).
+    PaymentAnswerLost,
+    /// The payment gateway cannot be reached for refunds (they wait in the refund queue).
+    RefundUnreachable,
     /// An instance stays `provisioning`.
     InstanceProvisioning,
     /// An instance fails to boot: its boot event fails and it stays `offline`.
@@ -105,6 +110,8 @@ pub struct HttpFault {
 pub enum PaymentFault {
     Declined,
     Unreachable,
+    /// The charge is made; the answer is lost.
+    AnswerLost,
 }
 
 /// The faults of this process.
@@ -221,10 +228,20 @@ impl FaultRegistry {
     /// gateway before it charges; `None`: charge as usual).
     pub fn take_payment(&self, account_id: i64) -> Option<PaymentFault> {
         self.take(|x| {
-            matches!(x.kind, FaultKind::PaymentDeclined | FaultKind::PaymentUnreachable)
+            matches!(x.kind, FaultKind::PaymentDeclined | FaultKind::PaymentUnreachable | FaultKind::PaymentAnswerLost)
                 && x.account_id.is_none_or(|a| a == account_id)
         })
-        .map(|x| if x.kind == FaultKind::PaymentDeclined { PaymentFault::Declined } else { PaymentFault::Unreachable })
+        .map(|x| match x.kind {
+            FaultKind::PaymentDeclined => PaymentFault::Declined,
+            FaultKind::PaymentAnswerLost => PaymentFault::AnswerLost,
+            _ => PaymentFault::Unreachable,
+        })
+    }
+
+    /// Whether the next refund of this account fails as if the gateway were unreachable
+    /// (counting it).
+    pub fn take_refund(&self, account_id: i64) -> bool {
+        self.take(|x| x.kind == FaultKind::RefundUnreachable && x.account_id.is_none_or(|a| a == account_id)).is_some()
     }
 
     /// Whether the instance meets a fault of `kind` now (counting it).
@@ -364,7 +381,6 @@ impl App {
         });
         if let (Some(node), Some(config)) = (fault.node_id, node_config) {
             self.node_status_write(config, node, nubis_model::balancer::NodeStatus::Down.name()).await?;
-            self.balancers_changed();
         }
         Ok(fault)
     }
@@ -395,16 +411,16 @@ impl App {
             if let Some(config) = self.store.nb_node_config_of(node).await? {
                 self.node_status_write(config, node, &status).await?;
             }
-            self.balancers_changed();
         }
         Ok(())
     }
 
     async fn node_status_write(&self, config_id: i64, node_id: i64, status: &str) -> Result<()> {
-        crate::retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.nb_node_set_status(config_id, node_id, status).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.nb_node_set_status(config_id, node_id, status).await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -24,8 +24,8 @@ use serde_saphyr::Spanned;
 use utoipa::ToSchema;
 
 use super::Operator;
+use crate::App;
 use crate::auth::{Actor, hash_secret_hex};
-use crate::{App, retry};
 
 /// Name of the snapshot that undoes a refused fixture file.
 const UNDO: &str = "nubis-fixtures-undo";
@@ -411,19 +411,20 @@ impl App {
         };
         let hash = hash_secret_hex(&v.value);
         let (scopes, hash) = (&scopes, &hash);
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.token_insert(&NewToken {
-                user_id,
-                label: &v.label,
-                scopes,
-                secret_hash: hash,
-                kind: "pat",
-                created: Timestamp::now(),
-                expiry,
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.token_insert(&NewToken {
+                    user_id,
+                    label: &v.label,
+                    scopes,
+                    secret_hash: hash,
+                    kind: "pat",
+                    created: Timestamp::now(),
+                    expiry,
+                })
+                .await?;
+                Ok(())
             })
-            .await?;
-            tx.commit().await
         })
         .await
         .map_err(|e| match e {

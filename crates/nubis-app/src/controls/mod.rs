@@ -13,8 +13,8 @@ use std::sync::RwLock;
 
 use nubis_model::{Error, Result, Timestamp};
 
+use crate::App;
 use crate::auth::{hash_secret_hex, new_secret};
-use crate::{App, retry};
 
 pub use clock::{Clock, TimeHook};
 pub use faults::{Fault, FaultCreate, FaultKind, FaultRegistry, HttpFault, PaymentFault};
@@ -81,10 +81,11 @@ impl App {
             return Ok(secret);
         }
         let (label, hash) = (label, &hash);
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.operator_token_insert(label, hash, Timestamp::now()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.operator_token_insert(label, hash, Timestamp::now()).await?;
+                Ok(())
+            })
         })
         .await?;
         Ok(secret)

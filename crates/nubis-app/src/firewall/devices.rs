@@ -25,7 +25,6 @@ use super::{firewall_entity, firewall_view, refuse_live_migration, unique_retry}
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::retry;
 
 /// `POST /v4/networking/firewalls/{firewall_id}/devices`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -284,15 +283,16 @@ impl App {
         let (Some(kind), Some(entity_id)) = (kind, input.id) else {
             return Err(Error::internal("device create passed its checks without a value"));
         };
-        let d = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            refuse_live_migration(&mut tx, &f, None).await?;
-            let d = attach_device(&mut tx, actor, &f, kind, entity_id, "id").await?;
-            tx.commit().await?;
-            Ok(d)
-        })
-        .await?;
+        let d = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    refuse_live_migration(tx, &f, None).await?;
+                    let d = attach_device(tx, actor, &f, kind, entity_id, "id").await?;
+                    Ok(d)
+                })
+            })
+            .await?;
         if kind == DeviceType::Nodebalancer {
             self.balancer_firewalls_changed(&[entity_id]);
         }
@@ -304,25 +304,31 @@ impl App {
     pub async fn firewall_device_delete(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<()> {
         self.authorize(actor, Op::FirewallDeviceDelete).await?;
         self.own_firewall(actor, Op::FirewallDeviceDelete, firewall_id).await?;
-        let d = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let d = tx.firewall_devices(firewall_id).await?.into_iter().find(|d| d.id == id).ok_or(Error::NotFound)?;
-            refuse_live_migration(&mut tx, &f, None).await?;
-            if !tx.firewall_device_delete(firewall_id, id).await? {
-                return Err(Error::NotFound);
-            }
-            tx.event_insert(
-                &event(actor, "firewall_device_remove", firewall_entity(&f))
-                    .secondary(service_entity(d.kind, d.entity_id, &d.entity_label))
-                    .visible_with(GrantKind::Firewall, f.id)
-                    .build(),
-            )
+        let d = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let d = tx
+                        .firewall_devices(firewall_id)
+                        .await?
+                        .into_iter()
+                        .find(|d| d.id == id)
+                        .ok_or(Error::NotFound)?;
+                    refuse_live_migration(tx, &f, None).await?;
+                    if !tx.firewall_device_delete(firewall_id, id).await? {
+                        return Err(Error::NotFound);
+                    }
+                    tx.event_insert(
+                        &event(actor, "firewall_device_remove", firewall_entity(&f))
+                            .secondary(service_entity(d.kind, d.entity_id, &d.entity_label))
+                            .visible_with(GrantKind::Firewall, f.id)
+                            .build(),
+                    )
+                    .await?;
+                    Ok(d)
+                })
+            })
             .await?;
-            tx.commit().await?;
-            Ok(d)
-        })
-        .await?;
         if d.kind == DeviceType::Nodebalancer {
             self.balancer_firewalls_changed(&[d.entity_id]);
         }

@@ -34,9 +34,9 @@ use utoipa::openapi::Schema;
 pub use devices::DeviceCreate;
 pub(crate) use devices::{attach_at_creation, attach_device};
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 const LABEL_TAKEN: &str = "Label must be unique among your firewalls";
 
@@ -268,39 +268,42 @@ impl App {
         p.finish()?;
         let v = valid.ok_or_else(|| Error::internal("firewall create passed its checks without a value"))?;
         let v = &v;
-        let (f, balancers) = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let f = tx
-                .firewall_insert(&NewFirewall {
-                    account_id: actor.account_id,
-                    label: &v.label,
-                    rules: &v.rules,
-                    tags: &v.tags,
-                    created: Timestamp::now(),
+        let (f, balancers) = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let f = tx
+                        .firewall_insert(&NewFirewall {
+                            account_id: actor.account_id,
+                            label: &v.label,
+                            rules: &v.rules,
+                            tags: &v.tags,
+                            created: Timestamp::now(),
+                        })
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(&firewall_event(actor, "firewall_create", &f)).await?;
+                    if actor.restricted {
+                        tx.grant_set(actor.user_id, GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
+                    }
+                    let mut p = Problems::new();
+                    let wanted = v
+                        .instances
+                        .iter()
+                        .enumerate()
+                        .map(|(i, id)| (DeviceType::Instance, *id, format!("devices.instances[{i}]")))
+                        .chain(
+                            v.nodebalancers
+                                .iter()
+                                .map(|id| (DeviceType::Nodebalancer, *id, "devices.nodebalancers[0]".into())),
+                        );
+                    for (kind, id, field) in wanted {
+                        p.absorb(attach_device(tx, actor, &f, kind, id, &field).await.map(|_| ()))?;
+                    }
+                    p.finish()?;
+                    Ok((f, v.nodebalancers.clone()))
                 })
-                .await
-                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(&firewall_event(actor, "firewall_create", &f)).await?;
-            if actor.restricted {
-                tx.grant_set(actor.user_id, GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
-            }
-            let mut p = Problems::new();
-            let wanted = v
-                .instances
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (DeviceType::Instance, *id, format!("devices.instances[{i}]")))
-                .chain(
-                    v.nodebalancers.iter().map(|id| (DeviceType::Nodebalancer, *id, "devices.nodebalancers[0]".into())),
-                );
-            for (kind, id, field) in wanted {
-                p.absorb(attach_device(&mut tx, actor, &f, kind, id, &field).await.map(|_| ()))?;
-            }
-            p.finish()?;
-            tx.commit().await?;
-            Ok((f, v.nodebalancers.clone()))
-        })
-        .await?;
+            })
+            .await?;
         self.balancer_firewalls_changed(&balancers);
         Ok(firewall_view(&f))
     }
@@ -338,56 +341,60 @@ impl App {
         };
         p.finish()?;
         let input = &input;
-        let (f, balancers) = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            refuse_live_migration(&mut tx, &before, None).await?;
-            let change = status.filter(|s| *s != before.status);
-            if change == Some(FirewallStatus::Enabled) {
-                let conflicts = tx.firewall_enable_conflicts(id).await?;
-                if !conflicts.is_empty() {
-                    let errors = conflicts
-                        .iter()
-                        .map(|c| {
-                            FieldError::new(
-                                "status",
-                                format!(
-                                    "Cannot enable: {} '{}' ({}) already has the active firewall '{}' ({}); a \
+        let (f, balancers) = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    refuse_live_migration(tx, &before, None).await?;
+                    let change = status.filter(|s| *s != before.status);
+                    if change == Some(FirewallStatus::Enabled) {
+                        let conflicts = tx.firewall_enable_conflicts(id).await?;
+                        if !conflicts.is_empty() {
+                            let errors = conflicts
+                                .iter()
+                                .map(|c| {
+                                    FieldError::new(
+                                        "status",
+                                        format!(
+                                            "Cannot enable: {} '{}' ({}) already has the active firewall '{}' ({}); a \
                                      service can have only one active firewall",
-                                    devices::kind_text(c.kind),
-                                    c.entity_label,
-                                    c.entity_id,
-                                    c.firewall_label,
-                                    c.firewall_id
-                                ),
-                            )
-                        })
-                        .collect();
-                    return Err(Error::Invalid(errors));
-                }
-            }
-            let now = Timestamp::now();
-            let changes =
-                FirewallChanges { label: input.label.as_deref(), tags: input.tags.as_deref(), status: change };
-            let f = tx.firewall_update(id, &changes, now).await.map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            if input.label.is_some() || input.tags.is_some() {
-                tx.event_insert(&firewall_event(actor, "firewall_update", &f)).await?;
-            }
-            if let Some(s) = change {
-                // A unique violation here means a concurrent commit gave a service another
-                // active firewall: run again, and the check above refuses.
-                tx.firewall_devices_set_active(id, s == FirewallStatus::Enabled, now).await.map_err(unique_retry)?;
-                let action = if s == FirewallStatus::Enabled { "firewall_enable" } else { "firewall_disable" };
-                tx.event_insert(&firewall_event(actor, action, &f)).await?;
-            }
-            let balancers = match change {
-                Some(_) => tx.firewall_balancer(id).await?.into_iter().collect(),
-                None => Vec::new(),
-            };
-            tx.commit().await?;
-            Ok((f, balancers))
-        })
-        .await?;
+                                            devices::kind_text(c.kind),
+                                            c.entity_label,
+                                            c.entity_id,
+                                            c.firewall_label,
+                                            c.firewall_id
+                                        ),
+                                    )
+                                })
+                                .collect();
+                            return Err(Error::Invalid(errors));
+                        }
+                    }
+                    let now = Timestamp::now();
+                    let changes =
+                        FirewallChanges { label: input.label.as_deref(), tags: input.tags.as_deref(), status: change };
+                    let f =
+                        tx.firewall_update(id, &changes, now).await.map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    if input.label.is_some() || input.tags.is_some() {
+                        tx.event_insert(&firewall_event(actor, "firewall_update", &f)).await?;
+                    }
+                    if let Some(s) = change {
+                        // A unique violation here means a concurrent commit gave a service another
+                        // active firewall: run again, and the check above refuses.
+                        tx.firewall_devices_set_active(id, s == FirewallStatus::Enabled, now)
+                            .await
+                            .map_err(unique_retry)?;
+                        let action = if s == FirewallStatus::Enabled { "firewall_enable" } else { "firewall_disable" };
+                        tx.event_insert(&firewall_event(actor, action, &f)).await?;
+                    }
+                    let balancers = match change {
+                        Some(_) => tx.firewall_balancer(id).await?.into_iter().collect(),
+                        None => Vec::new(),
+                    };
+                    Ok((f, balancers))
+                })
+            })
+            .await?;
         self.balancer_firewalls_changed(&balancers);
         Ok(firewall_view(&f))
     }
@@ -396,18 +403,19 @@ impl App {
     pub async fn firewall_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::FirewallDelete).await?;
         self.own_firewall(actor, Op::FirewallDelete, id).await?;
-        let balancers = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let f = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            refuse_live_migration(&mut tx, &f, None).await?;
-            let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
-            tx.firewall_delete(id).await?;
-            tx.grants_delete_entity(GrantKind::Firewall, id).await?;
-            tx.event_insert(&firewall_event(actor, "firewall_delete", &f)).await?;
-            tx.commit().await?;
-            Ok(balancers)
-        })
-        .await?;
+        let balancers = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let f = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    refuse_live_migration(tx, &f, None).await?;
+                    let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
+                    tx.firewall_delete(id).await?;
+                    tx.grants_delete_entity(GrantKind::Firewall, id).await?;
+                    tx.event_insert(&firewall_event(actor, "firewall_delete", &f)).await?;
+                    Ok(balancers)
+                })
+            })
+            .await?;
         self.balancer_firewalls_changed(&balancers);
         Ok(())
     }
@@ -423,18 +431,19 @@ impl App {
         self.authorize(actor, Op::FirewallRulesUpdate).await?;
         self.own_firewall(actor, Op::FirewallRulesUpdate, id).await?;
         let body = &body;
-        let (f, balancers) = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let rules = parse_rules_update(body, "", &before.rules).map_err(Error::Invalid)?;
-            refuse_live_migration(&mut tx, &before, None).await?;
-            let f = tx.firewall_set_rules(id, &rules, Timestamp::now()).await?;
-            tx.event_insert(&firewall_event(actor, "firewall_update", &f)).await?;
-            let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
-            tx.commit().await?;
-            Ok((f, balancers))
-        })
-        .await?;
+        let (f, balancers) = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let rules = parse_rules_update(body, "", &before.rules).map_err(Error::Invalid)?;
+                    refuse_live_migration(tx, &before, None).await?;
+                    let f = tx.firewall_set_rules(id, &rules, Timestamp::now()).await?;
+                    tx.event_insert(&firewall_event(actor, "firewall_update", &f)).await?;
+                    let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
+                    Ok((f, balancers))
+                })
+            })
+            .await?;
         self.balancer_firewalls_changed(&balancers);
         Ok(f.rules)
     }

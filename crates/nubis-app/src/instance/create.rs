@@ -18,10 +18,10 @@ use utoipa::ToSchema;
 
 use super::interfaces::{ValidInterface, check_interfaces, create_interfaces};
 use super::{check_group, check_label, check_tags, instance_entity};
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::catalog::RegionInfo;
 use crate::events::event;
-use crate::{App, retry};
 
 /// `POST /v4/compute/instances`. (No `Debug`: it carries the root password.)
 #[derive(Default, Deserialize, ToSchema)]
@@ -273,13 +273,14 @@ impl App {
             ),
         };
         let (v, hash) = (&v, root_pass_hash.as_deref());
-        let row = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let row = self.instance_insert_all(&mut tx, actor, v, hash).await?;
-            tx.commit().await?;
-            Ok(row)
-        })
-        .await?;
+        let row = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let row = self.instance_insert_all(tx, actor, v, hash).await?;
+                    Ok(row)
+                })
+            })
+            .await?;
         self.runtime_drive(row.id);
         self.instance_view_now(actor, &row).await
     }

@@ -22,9 +22,9 @@ use utoipa::ToSchema;
 pub(crate) use create::allocate_ipv4;
 pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 pub(crate) fn instance_entity(i: &InstanceRow) -> EventEntity {
     EventEntity::new("instance", i.id, &i.label, format!("/v4/compute/instances/{}", i.id))
@@ -174,41 +174,45 @@ impl App {
 
     pub async fn instance_update(&self, actor: &Actor, id: i64, input: InstanceUpdate) -> Result<Instance> {
         self.authorize(actor, Op::InstanceUpdate).await?;
-        let current = self.own_instance(actor, Op::InstanceUpdate, id).await?;
-        let mut p = Problems::new();
-        if let Some(l) = &input.label {
-            check_label(&mut p, l);
-        }
-        check_tags(actor, &mut p, input.tags.as_ref())?;
-        if let Some(g) = &input.group {
-            check_group(&mut p, g);
-        }
-        let vcpus = self.catalog.instance_type(&current.kind).map_or(1, |t| t.vcpus);
-        let alerts = input.alerts.as_ref().map(|a| merge_alerts(&mut p, &current, a, vcpus));
-        p.finish()?;
-        let (input, alerts) = (&input, &alerts);
-        let i = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let changes = InstanceChanges {
-                label: input.label.as_deref(),
-                tags: input.tags.as_deref(),
-                group: input.group.as_deref(),
-                alerts: alerts.as_ref(),
-                watchdog_enabled: input.watchdog_enabled,
-            };
-            let i = tx
-                .instance_update(id, &changes, Timestamp::now())
-                .await
-                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(
-                &event(actor, "instance_update", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),
-            )
+        self.own_instance(actor, Op::InstanceUpdate, id).await?;
+        let input = &input;
+        let i = self
+            .write(|tx| {
+                Box::pin(async move {
+                    // The alerts given are merged into the instance's current ones, read here.
+                    let current = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    if let Some(l) = &input.label {
+                        check_label(&mut p, l);
+                    }
+                    check_tags(actor, &mut p, input.tags.as_ref())?;
+                    if let Some(g) = &input.group {
+                        check_group(&mut p, g);
+                    }
+                    let vcpus = self.catalog.instance_type(&current.kind).map_or(1, |t| t.vcpus);
+                    let alerts = input.alerts.as_ref().map(|a| merge_alerts(&mut p, &current, a, vcpus));
+                    p.finish()?;
+                    let changes = InstanceChanges {
+                        label: input.label.as_deref(),
+                        tags: input.tags.as_deref(),
+                        group: input.group.as_deref(),
+                        alerts: alerts.as_ref(),
+                        watchdog_enabled: input.watchdog_enabled,
+                    };
+                    let i = tx
+                        .instance_update(id, &changes, Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(
+                        &event(actor, "instance_update", instance_entity(&i))
+                            .visible_with(GrantKind::Instance, id)
+                            .build(),
+                    )
+                    .await?;
+                    Ok(i)
+                })
+            })
             .await?;
-            tx.commit().await?;
-            Ok(i)
-        })
-        .await?;
         self.instance_view_now(actor, &i).await
     }
 
@@ -218,27 +222,28 @@ impl App {
     pub async fn instance_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::InstanceDelete).await?;
         self.own_instance(actor, Op::InstanceDelete, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let blockers = instance_delete_blockers(&mut tx, &i).await?;
-            if !blockers.is_empty() {
-                return Err(Error::Invalid(blockers));
-            }
-            instance_detach_from_firewalls(&mut tx, id).await?;
-            if let Some(e) = i.op_event_id
-                && Status::parse(&i.status).is_some_and(Status::is_transitional)
-            {
-                tx.event_set_status(e, "failed").await?;
-            }
-            tx.instance_delete(id).await?;
-            crate::billing::meter_stop(&mut tx, "instance", id).await?;
-            tx.grants_delete_entity(GrantKind::Instance, id).await?;
-            tx.event_insert(
-                &event(actor, "instance_delete", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),
-            )
-            .await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let blockers = instance_delete_blockers(tx, &i).await?;
+                if !blockers.is_empty() {
+                    return Err(Error::Invalid(blockers));
+                }
+                instance_detach_from_firewalls(tx, id).await?;
+                if let Some(e) = i.op_event_id
+                    && Status::parse(&i.status).is_some_and(Status::is_transitional)
+                {
+                    tx.event_set_status(e, "failed").await?;
+                }
+                tx.instance_delete(id).await?;
+                crate::billing::meter_stop(tx, "instance", id).await?;
+                tx.grants_delete_entity(GrantKind::Instance, id).await?;
+                tx.event_insert(
+                    &event(actor, "instance_delete", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),
+                )
+                .await?;
+                Ok(())
+            })
         })
         .await
     }

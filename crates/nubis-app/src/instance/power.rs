@@ -7,9 +7,9 @@ use nubis_model::instance::Status;
 use nubis_model::{Error, Result, Timestamp};
 
 use super::instance_entity;
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Power {
@@ -62,23 +62,31 @@ impl App {
     async fn instance_power(&self, actor: &Actor, op: Op, id: i64, what: Power) -> Result<()> {
         self.authorize(actor, op).await?;
         self.own_instance(actor, op, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let status = Status::parse(&i.status).unwrap_or(Status::Offline);
-            let after = Status::parse(&i.target_status).unwrap_or(Status::Offline);
-            let (now_in, target, action) = transition(what, status, after).map_err(Error::refused)?;
-            let e = tx
-                .event_insert(
-                    &event(actor, action, instance_entity(&i))
-                        .visible_with(GrantKind::Instance, id)
-                        .status("started")
-                        .build(),
+        self.write(|tx| {
+            Box::pin(async move {
+                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let status = Status::parse(&i.status).unwrap_or(Status::Offline);
+                let after = Status::parse(&i.target_status).unwrap_or(Status::Offline);
+                let (now_in, target, action) = transition(what, status, after).map_err(Error::refused)?;
+                let e = tx
+                    .event_insert(
+                        &event(actor, action, instance_entity(&i))
+                            .visible_with(GrantKind::Instance, id)
+                            .status("started")
+                            .build(),
+                    )
+                    .await?;
+                tx.instance_start_transition(
+                    id,
+                    now_in.name(),
+                    target.name(),
+                    Some(e),
+                    &actor.username,
+                    Timestamp::now(),
                 )
                 .await?;
-            tx.instance_start_transition(id, now_in.name(), target.name(), Some(e), &actor.username, Timestamp::now())
-                .await?;
-            tx.commit().await
+                Ok(())
+            })
         })
         .await?;
         self.runtime_drive(id);

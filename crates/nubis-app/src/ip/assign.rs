@@ -16,8 +16,8 @@ use nubis_store::ips::IpKind;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 /// `POST /v4/networking/ips/assign` and `POST /v4/networking/ipv4/assign`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -131,10 +131,11 @@ impl App {
         let v = check(self, &input)?;
         self.assign_access(actor, &v).await?;
         let v = &v;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            assign_in_tx(&mut tx, actor.account_id, op, v).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                assign_in_tx(tx, actor.account_id, op, v).await?;
+                Ok(())
+            })
         })
         .await
     }

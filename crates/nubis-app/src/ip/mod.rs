@@ -21,10 +21,10 @@ pub use rdns::IpUpdate;
 pub use share::IpShare;
 pub(crate) use view::{AddressBook, canonical_ip};
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
 use crate::instance::instance_entity;
-use crate::{App, retry};
 
 /// `POST /v4/networking/ips` (with `instance_id`) and `POST .../instances/{id}/ips` (without).
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -149,8 +149,7 @@ impl App {
 
     async fn allocate_for(&self, actor: &Actor, inst: &InstanceRow, public: bool) -> Result<IpAddress> {
         let id = inst.id;
-        let row = retry(|| async move {
-            let mut tx = self.store.begin().await?;
+        let row = self.write(|tx| Box::pin(async move {
             let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
             let mine = tx.ips_of_instance(id).await?;
             let pool = if public {
@@ -169,7 +168,7 @@ impl App {
                 }
                 self.private_pool
             };
-            let a = crate::instance::allocate_ipv4(&mut tx, &pool, actor.account_id, &i.region, id, public).await?;
+            let a = crate::instance::allocate_ipv4(tx, &pool, actor.account_id, &i.region, id, public).await?;
             tx.event_insert(
                 &event(actor, "instance_addip", instance_entity(&i))
                     .visible_with(GrantKind::Instance, id)
@@ -177,9 +176,8 @@ impl App {
                     .build(),
             )
             .await?;
-            tx.commit().await?;
             Ok(a)
-        })
+}))
         .await?;
         Ok(self.address_book_of_ips(std::slice::from_ref(&row)).await?.record(&row, false))
     }

@@ -14,11 +14,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::canonical_ip;
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::dns::{is_hostname, normalize};
 use crate::events::event;
 use crate::instance::instance_entity;
-use crate::{App, retry};
 
 /// `PUT /v4/networking/ips/{address}` and `PUT .../instances/{id}/ips/{address}`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -100,22 +100,23 @@ impl App {
             }
         };
         let (address, owner, rdns) = (&ip.address, ip.instance_id, &rdns);
-        let row = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            // The address may have moved to an instance the grant was not checked on: not found.
-            let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == owner);
-            let ip = ip.ok_or(Error::NotFound)?;
-            let row = tx.ip_set_rdns(ip.id, rdns.as_deref()).await?;
-            tx.event_insert(
-                &event(actor, "ipaddress_update", ip_entity(&row))
-                    .visible_with(GrantKind::Instance, row.instance_id)
-                    .build(),
-            )
+        let row = self
+            .write(|tx| {
+                Box::pin(async move {
+                    // The address may have moved to an instance the grant was not checked on: not found.
+                    let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == owner);
+                    let ip = ip.ok_or(Error::NotFound)?;
+                    let row = tx.ip_set_rdns(ip.id, rdns.as_deref()).await?;
+                    tx.event_insert(
+                        &event(actor, "ipaddress_update", ip_entity(&row))
+                            .visible_with(GrantKind::Instance, row.instance_id)
+                            .build(),
+                    )
+                    .await?;
+                    Ok(row)
+                })
+            })
             .await?;
-            tx.commit().await?;
-            Ok(row)
-        })
-        .await?;
         Ok(self.address_book_of_ips(std::slice::from_ref(&row)).await?.record(&row, false))
     }
 
@@ -128,32 +129,33 @@ impl App {
             return Err(Error::refused("Only IPv4 addresses can be removed from an instance"));
         }
         let address = &ip.address;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let inst = tx.instance_lock(instance_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == instance_id);
-            let ip = ip.ok_or(Error::NotFound)?;
-            let mine = tx.ips_of_instance(instance_id).await?;
-            if ip.public && mine.iter().filter(|i| i.kind == IpKind::Ipv4 && i.public).count() <= 1 {
-                return Err(Error::refused("An instance must keep at least one public IPv4 address"));
-            }
-            if tx.interface_with_nat(address).await?.is_some() {
-                if Status::parse(&inst.status).is_some_and(Status::is_powered) {
-                    return Err(Error::refused(format!(
-                        "{address} is in 1:1 NAT with an active VPC interface; shut the instance down first"
-                    )));
+        self.write(|tx| {
+            Box::pin(async move {
+                let inst = tx.instance_lock(instance_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == instance_id);
+                let ip = ip.ok_or(Error::NotFound)?;
+                let mine = tx.ips_of_instance(instance_id).await?;
+                if ip.public && mine.iter().filter(|i| i.kind == IpKind::Ipv4 && i.public).count() <= 1 {
+                    return Err(Error::refused("An instance must keep at least one public IPv4 address"));
                 }
-                tx.interface_clear_nat(address).await?;
-            }
-            tx.ip_delete(ip.id).await?;
-            tx.event_insert(
-                &event(actor, "instance_deleteip", instance_entity(&inst))
-                    .visible_with(GrantKind::Instance, instance_id)
-                    .message(format!("Removed {address}"))
-                    .build(),
-            )
-            .await?;
-            tx.commit().await
+                if tx.interface_with_nat(address).await?.is_some() {
+                    if Status::parse(&inst.status).is_some_and(Status::is_powered) {
+                        return Err(Error::refused(format!(
+                            "{address} is in 1:1 NAT with an active VPC interface; shut the instance down first"
+                        )));
+                    }
+                    tx.interface_clear_nat(address).await?;
+                }
+                tx.ip_delete(ip.id).await?;
+                tx.event_insert(
+                    &event(actor, "instance_deleteip", instance_entity(&inst))
+                        .visible_with(GrantKind::Instance, instance_id)
+                        .message(format!("Removed {address}"))
+                        .build(),
+                )
+                .await?;
+                Ok(())
+            })
         })
         .await
     }

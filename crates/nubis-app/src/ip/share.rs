@@ -13,8 +13,8 @@ use nubis_store::ips::IpKind;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 /// `POST /v4/networking/ips/share` and `POST /v4/networking/ipv4/share`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -65,42 +65,43 @@ impl App {
         let (primary, addresses) = check(&input)?;
         self.share_access(actor, primary, &addresses).await?;
         let addresses = &addresses;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let p = tx
-                .instance_lock(primary, actor.account_id)
-                .await?
-                .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
-            let ranges = tx.ranges_of_account_tx(actor.account_id).await?;
-            for (i, a) in addresses.iter().enumerate() {
-                let (owner, region, public_v4) = match tx.ip_get(actor.account_id, a).await? {
-                    Some(ip) if ip.kind == IpKind::Ipv4 => (ip.instance_id, ip.region, ip.public),
-                    Some(_) => {
-                        return Err(Error::invalid(field(i), "Only IPv4 addresses and IPv6 ranges can be shared"));
+        self.write(|tx| {
+            Box::pin(async move {
+                let p = tx
+                    .instance_lock(primary, actor.account_id)
+                    .await?
+                    .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
+                let ranges = tx.ranges_of_account_tx(actor.account_id).await?;
+                for (i, a) in addresses.iter().enumerate() {
+                    let (owner, region, public_v4) = match tx.ip_get(actor.account_id, a).await? {
+                        Some(ip) if ip.kind == IpKind::Ipv4 => (ip.instance_id, ip.region, ip.public),
+                        Some(_) => {
+                            return Err(Error::invalid(field(i), "Only IPv4 addresses and IPv6 ranges can be shared"));
+                        }
+                        None => match ranges.iter().find(|r| &r.range_start == a) {
+                            Some(r) => (r.instance_id, r.region.clone(), false),
+                            None => return Err(Error::invalid(field(i), "Address not found")),
+                        },
+                    };
+                    if region != p.region {
+                        return Err(Error::invalid(
+                            field(i),
+                            format!("The address is in region {region}; the instance is in {}", p.region),
+                        ));
                     }
-                    None => match ranges.iter().find(|r| &r.range_start == a) {
-                        Some(r) => (r.instance_id, r.region.clone(), false),
-                        None => return Err(Error::invalid(field(i), "Address not found")),
-                    },
-                };
-                if region != p.region {
-                    return Err(Error::invalid(
-                        field(i),
-                        format!("The address is in region {region}; the instance is in {}", p.region),
-                    ));
+                    if owner == primary {
+                        return Err(Error::invalid(field(i), "The address already belongs to this instance"));
+                    }
+                    if public_v4 && tx.interface_with_nat(a).await?.is_some() {
+                        return Err(Error::invalid(
+                            field(i),
+                            "A public IPv4 address configured as 1:1 NAT on a VPC interface cannot be shared",
+                        ));
+                    }
                 }
-                if owner == primary {
-                    return Err(Error::invalid(field(i), "The address already belongs to this instance"));
-                }
-                if public_v4 && tx.interface_with_nat(a).await?.is_some() {
-                    return Err(Error::invalid(
-                        field(i),
-                        "A public IPv4 address configured as 1:1 NAT on a VPC interface cannot be shared",
-                    ));
-                }
-            }
-            tx.shares_replace(actor.account_id, primary, addresses).await?;
-            tx.commit().await
+                tx.shares_replace(actor.account_id, primary, addresses).await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -11,8 +11,8 @@ use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NodeField
 
 use super::validate::{self, ConfigRequest};
 use super::{config_entity, nb_event, node, view};
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 const PORT_TAKEN: &str = "Port is already used by another config of this NodeBalancer";
 
@@ -88,17 +88,17 @@ impl App {
         let nodes = input.nodes.as_deref().map(|n| node::resolve_new_nodes(&mut p, n)).unwrap_or_default();
         p.finish()?;
         let (fields, nodes) = (&fields, &nodes);
-        let c = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let mut p = Problems::new();
-            let c = insert_config(&mut tx, actor, &b, fields, nodes, &mut p).await?;
-            p.finish()?;
-            tx.commit().await?;
-            Ok(c)
-        })
-        .await?;
-        self.balancers_changed();
+        let c = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    let c = insert_config(tx, actor, &b, fields, nodes, &mut p).await?;
+                    p.finish()?;
+                    Ok(c)
+                })
+            })
+            .await?;
         self.config_view(&c).await
     }
 
@@ -120,23 +120,24 @@ impl App {
             ));
         }
         let input = &input;
-        let c = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
-            let mut p = Problems::new();
-            let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
-            p.finish()?;
-            let c = tx
-                .nb_config_update(nb_id, id, &fields, Timestamp::now())
-                .await
-                .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c)))).await?;
-            tx.commit().await?;
-            Ok(c)
-        })
-        .await?;
-        self.balancers_changed();
+        let c = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
+                    p.finish()?;
+                    let c = tx
+                        .nb_config_update(nb_id, id, &fields, Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
+                    tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c))))
+                        .await?;
+                    Ok(c)
+                })
+            })
+            .await?;
         self.config_view(&c).await
     }
 
@@ -144,16 +145,17 @@ impl App {
     pub async fn nodebalancer_config_delete(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<()> {
         self.authorize(actor, Op::NodebalancerConfigDelete).await?;
         self.own_config(actor, Op::NodebalancerConfigDelete, nb_id, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let c = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_config_delete", &b, Some(config_entity(&b, &c)))).await?;
-            tx.nb_config_delete(id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let c = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+                tx.event_insert(&nb_event(actor, "nodebalancer_config_delete", &b, Some(config_entity(&b, &c))))
+                    .await?;
+                tx.nb_config_delete(id).await?;
+                Ok(())
+            })
         })
         .await?;
-        self.balancers_changed();
         Ok(())
     }
 
@@ -173,26 +175,27 @@ impl App {
             return Err(Error::invalid("nodes", "Nodes are required"));
         }
         let input = &input;
-        let c = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
-            let mut p = Problems::new();
-            let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
-            let existing = tx.nb_nodes_of_config(id).await?;
-            let plan = node::plan_rebuild(&mut p, &existing, input.nodes.as_deref().unwrap_or_default());
-            p.finish()?;
-            let c = tx
-                .nb_config_update(nb_id, id, &fields, Timestamp::now())
-                .await
-                .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c)))).await?;
-            node::apply_rebuild(&mut tx, actor, &b, &c, &existing, plan).await?;
-            tx.commit().await?;
-            Ok(c)
-        })
-        .await?;
-        self.balancers_changed();
+        let c = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
+                    let existing = tx.nb_nodes_of_config(id).await?;
+                    let plan = node::plan_rebuild(&mut p, &existing, input.nodes.as_deref().unwrap_or_default());
+                    p.finish()?;
+                    let c = tx
+                        .nb_config_update(nb_id, id, &fields, Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
+                    tx.event_insert(&nb_event(actor, "nodebalancer_config_update", &b, Some(config_entity(&b, &c))))
+                        .await?;
+                    node::apply_rebuild(tx, actor, &b, &c, &existing, plan).await?;
+                    Ok(c)
+                })
+            })
+            .await?;
         self.config_view(&c).await
     }
 }

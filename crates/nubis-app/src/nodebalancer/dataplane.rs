@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 use super::firewall::{CompiledCache, firewall_rules_of_balancers};
 use super::view::{bucket_of, month_start};
-use crate::{App, retry};
+use crate::App;
 
 /// Observations not written to the database yet.
 #[derive(Default)]
@@ -248,10 +248,11 @@ impl App {
         let faults = &self.controls.faults;
         faults.observed_node_status(node_id, status.name());
         let status = if faults.node_down(node_id) { NodeStatus::Down } else { status };
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.nb_node_set_status(config_id, node_id, status.name()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.nb_node_set_status(config_id, node_id, status.name()).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -264,15 +265,17 @@ impl App {
         let month = month_start();
         let batch: Vec<(i64, (i64, i64, i64))> = traffic.drain().collect();
         let batch = &batch;
-        let r = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            for (id, (c, i, o)) in batch {
-                tx.nb_traffic_add(*id, bucket, *c, *i, *o).await?;
-                tx.account_transfer_add(*id, month, *i, *o).await?;
-            }
-            tx.commit().await
-        })
-        .await;
+        let r = self
+            .write(|tx| {
+                Box::pin(async move {
+                    for (id, (c, i, o)) in batch {
+                        tx.nb_traffic_add(*id, bucket, *c, *i, *o).await?;
+                        tx.account_transfer_add(*id, month, *i, *o).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .await;
         if let Err(e) = r {
             tracing::warn!(error = %e, "recording balancer traffic failed; retrying");
             // Kept for the next flush, with what arrives meanwhile.

@@ -29,10 +29,10 @@ use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NewBalanc
 pub use validate::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};
 pub(crate) use view::month_start;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::catalog::RegionInfo;
 use crate::events::event;
-use crate::{App, retry};
 
 const LABEL_TAKEN: &str = "Label must be unique among your NodeBalancers";
 
@@ -197,29 +197,29 @@ impl App {
         self.authorize(actor, Op::NodebalancerCreate).await?;
         let valid = self.check_nodebalancer_create(actor, &input).await?;
         let (valid, firewall_id) = (&valid, input.firewall_id);
-        let b = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = insert_balancer(&mut tx, actor, valid).await?;
-            self.billing_meter_balancer(&mut tx, &b).await?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
-            if let Some(fw) = firewall_id {
-                firewall::attach_at_create(&mut tx, actor, &b, fw).await?;
-            }
-            let mut p = Problems::new();
-            for (i, (fields, nodes)) in valid.configs.iter().enumerate() {
-                let mut cp = Problems::new();
-                config::insert_config(&mut tx, actor, &b, fields, nodes, &mut cp).await?;
-                p.extend_prefixed(&format!("configs[{i}]"), cp);
-            }
-            p.finish()?;
-            if actor.restricted {
-                tx.grant_set(actor.user_id, GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite)).await?;
-            }
-            tx.commit().await?;
-            Ok(b)
-        })
-        .await?;
-        self.balancers_changed();
+        let b = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = insert_balancer(tx, actor, valid).await?;
+                    self.billing_meter_balancer(tx, &b).await?;
+                    tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
+                    if let Some(fw) = firewall_id {
+                        firewall::attach_at_create(tx, actor, &b, fw).await?;
+                    }
+                    let mut p = Problems::new();
+                    for (i, (fields, nodes)) in valid.configs.iter().enumerate() {
+                        let mut cp = Problems::new();
+                        config::insert_config(tx, actor, &b, fields, nodes, &mut cp).await?;
+                        p.extend_prefixed(&format!("configs[{i}]"), cp);
+                    }
+                    p.finish()?;
+                    if actor.restricted {
+                        tx.grant_set(actor.user_id, GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite)).await?;
+                    }
+                    Ok(b)
+                })
+            })
+            .await?;
         self.nodebalancer_view(&b).await
     }
 
@@ -238,25 +238,25 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        let b = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let cur = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let b = tx
-                .nodebalancer_update(
-                    id,
-                    input.label.as_deref().unwrap_or(&cur.label),
-                    input.client_conn_throttle.unwrap_or(cur.client_conn_throttle),
-                    input.tags.as_deref().unwrap_or(&cur.tags),
-                    Timestamp::now(),
-                )
-                .await
-                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_update", &b, None)).await?;
-            tx.commit().await?;
-            Ok(b)
-        })
-        .await?;
-        self.balancers_changed();
+        let b = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let cur = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx
+                        .nodebalancer_update(
+                            id,
+                            input.label.as_deref().unwrap_or(&cur.label),
+                            input.client_conn_throttle.unwrap_or(cur.client_conn_throttle),
+                            input.tags.as_deref().unwrap_or(&cur.tags),
+                            Timestamp::now(),
+                        )
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(&nb_event(actor, "nodebalancer_update", &b, None)).await?;
+                    Ok(b)
+                })
+            })
+            .await?;
         self.nodebalancer_view(&b).await
     }
 
@@ -264,17 +264,17 @@ impl App {
     pub async fn nodebalancer_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::NodebalancerDelete).await?;
         self.own_nodebalancer(actor, Op::NodebalancerDelete, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
-            tx.nodebalancer_delete(id).await?;
-            crate::billing::meter_stop(&mut tx, "nodebalancer", id).await?;
-            tx.grants_delete_entity(GrantKind::Nodebalancer, id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
+                tx.nodebalancer_delete(id).await?;
+                crate::billing::meter_stop(tx, "nodebalancer", id).await?;
+                tx.grants_delete_entity(GrantKind::Nodebalancer, id).await?;
+                Ok(())
+            })
         })
         .await?;
-        self.balancers_changed();
         Ok(())
     }
 

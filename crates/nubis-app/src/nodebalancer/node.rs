@@ -13,8 +13,8 @@ use nubis_store::nodebalancers::{BalancerRow, ConfigRow, NodeFields, NodeRow};
 
 use super::validate::{self, NodeRequest};
 use super::{nb_event, node_entity, view};
+use crate::App;
 use crate::auth::{Actor, Op};
-use crate::{App, retry};
 
 const LABEL_TAKEN: &str = "Label must be unique among the config's nodes";
 
@@ -226,19 +226,19 @@ impl App {
         let f = validate::resolve_node(&mut p, None, &input);
         p.finish()?;
         let f = &f.ok_or_else(|| Error::internal("node passed its checks without a value"))?;
-        let n = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
-            let mut p = Problems::new();
-            let n = insert_node(&mut tx, actor, &b, &c, f, &mut p).await?;
-            p.finish()?;
-            let n = n.ok_or_else(|| Error::internal("node insert without a node"))?;
-            tx.commit().await?;
-            Ok(n)
-        })
-        .await?;
-        self.balancers_changed();
+        let n = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    let n = insert_node(tx, actor, &b, &c, f, &mut p).await?;
+                    p.finish()?;
+                    let n = n.ok_or_else(|| Error::internal("node insert without a node"))?;
+                    Ok(n)
+                })
+            })
+            .await?;
         Ok(view::node(&n))
     }
 
@@ -253,46 +253,50 @@ impl App {
         self.authorize(actor, Op::NodebalancerNodeUpdate).await?;
         self.own_node(actor, Op::NodebalancerNodeUpdate, nb_id, config_id, id).await?;
         let input = &input;
-        let n = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
-            let existing = tx.nb_nodes_of_config(config_id).await?;
-            let cur = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
-            let mut p = Problems::new();
-            let f = validate::resolve_node(&mut p, Some(&cur.f), input);
-            p.finish()?;
-            let f = f.ok_or_else(|| Error::internal("node passed its checks without a value"))?;
-            if f.v4 != cur.f.v4
-                && let Some(reason) = address_problem(&mut tx, &b, &f).await?
-            {
-                return Err(Error::invalid("address", reason));
-            }
-            let n = tx.nb_node_update(id, &f, Timestamp::now()).await.map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_node_update", &b, Some(node_entity(&b, &n)))).await?;
-            tx.commit().await?;
-            Ok(n)
-        })
-        .await?;
-        self.balancers_changed();
+        let n = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+                    let existing = tx.nb_nodes_of_config(config_id).await?;
+                    let cur = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
+                    let mut p = Problems::new();
+                    let f = validate::resolve_node(&mut p, Some(&cur.f), input);
+                    p.finish()?;
+                    let f = f.ok_or_else(|| Error::internal("node passed its checks without a value"))?;
+                    if f.v4 != cur.f.v4
+                        && let Some(reason) = address_problem(tx, &b, &f).await?
+                    {
+                        return Err(Error::invalid("address", reason));
+                    }
+                    let n = tx
+                        .nb_node_update(id, &f, Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(&nb_event(actor, "nodebalancer_node_update", &b, Some(node_entity(&b, &n))))
+                        .await?;
+                    Ok(n)
+                })
+            })
+            .await?;
         Ok(view::node(&n))
     }
 
     pub async fn nodebalancer_node_delete(&self, actor: &Actor, nb_id: i64, config_id: i64, id: i64) -> Result<()> {
         self.authorize(actor, Op::NodebalancerNodeDelete).await?;
         self.own_node(actor, Op::NodebalancerNodeDelete, nb_id, config_id, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
-            let existing = tx.nb_nodes_of_config(config_id).await?;
-            let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
-            tx.nb_node_delete(id).await?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", &b, Some(node_entity(&b, n)))).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
+                let existing = tx.nb_nodes_of_config(config_id).await?;
+                let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
+                tx.nb_node_delete(id).await?;
+                tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", &b, Some(node_entity(&b, n)))).await?;
+                Ok(())
+            })
         })
         .await?;
-        self.balancers_changed();
         Ok(())
     }
 }

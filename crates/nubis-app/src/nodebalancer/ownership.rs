@@ -24,7 +24,7 @@ use nubis_model::balancer::DesiredState;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::{App, Backend, retry};
+use crate::{App, Backend};
 
 /// How often a data-plane process renews its membership and leases.
 pub const RENEW: Duration = Duration::from_secs(1);
@@ -89,33 +89,34 @@ impl App {
     /// One heartbeat of `owner`, releasing `releasing` first.
     async fn dataplane_beat(&self, owner: &str, releasing: &[i64]) -> Result<Beat> {
         let expiry = EXPIRY.as_millis() as i64;
-        retry(|| async move {
-            let mut tx = self.store().begin().await?;
-            let now = tx.db_now_ms().await?;
-            tx.dataplane_member_beat(owner, now + expiry).await?;
-            tx.dataplane_leases_renew(owner, now + expiry).await?;
-            tx.dataplane_leases_release(owner, releasing).await?;
-            tx.dataplane_sweep(now).await?;
-            let members = tx.dataplane_member_count().await?.max(1);
-            let balancers = tx.dataplane_balancer_count().await?;
-            let share = (balancers + members - 1) / members;
-            let mut held = tx.dataplane_leases_of(owner).await?;
-            if (held.len() as i64) < share {
-                tx.dataplane_leases_claim(owner, now + expiry, share - held.len() as i64).await?;
-                held = tx.dataplane_leases_of(owner).await?;
-            }
-            tx.commit().await?;
-            Ok(Beat { held, share: share as usize })
+        self.write(|tx| {
+            Box::pin(async move {
+                let now = tx.db_now_ms().await?;
+                tx.dataplane_member_beat(owner, now + expiry).await?;
+                tx.dataplane_leases_renew(owner, now + expiry).await?;
+                tx.dataplane_leases_release(owner, releasing).await?;
+                tx.dataplane_sweep(now).await?;
+                let members = tx.dataplane_member_count().await?.max(1);
+                let balancers = tx.dataplane_balancer_count().await?;
+                let share = (balancers + members - 1) / members;
+                let mut held = tx.dataplane_leases_of(owner).await?;
+                if (held.len() as i64) < share {
+                    tx.dataplane_leases_claim(owner, now + expiry, share - held.len() as i64).await?;
+                    held = tx.dataplane_leases_of(owner).await?;
+                }
+                Ok(Beat { held, share: share as usize })
+            })
         })
         .await
     }
 
     /// A clean stop: `owner` leaves and its leases are free at once.
     async fn dataplane_leave(&self, owner: &str) -> Result<()> {
-        retry(|| async move {
-            let mut tx = self.store().begin().await?;
-            tx.dataplane_member_leave(owner).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.dataplane_member_leave(owner).await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -15,9 +15,9 @@ use nubis_model::grants::GrantKind;
 use nubis_model::instance::Status;
 use nubis_model::{Result, Timestamp};
 
+use crate::App;
 use crate::controls::FaultKind;
 use crate::instance::instance_entity;
-use crate::{App, retry};
 
 pub type DriverFuture = Pin<Box<dyn Future<Output = Result<()>> + Send>>;
 
@@ -90,38 +90,41 @@ impl App {
                 next = Status::Offline;
             }
             let inst = &inst;
-            let advanced = retry(|| async move {
-                let mut tx = self.store.begin().await?;
-                if let Some(e) = inst.op_event_id {
-                    tx.event_set_status(e, if boot_fails { "failed" } else { "finished" }).await?;
-                }
-                // A created instance that boots gets its own boot event.
-                let boot_event = if next == Status::Booting {
-                    let e = NewEvent {
-                        account_id: inst.account_id,
-                        action: "instance_boot",
-                        entity: Some(instance_entity(inst)),
-                        secondary: None,
-                        username: inst.op_username.clone(),
-                        status: "started",
-                        message: None,
-                        visible_with: Some((GrantKind::Instance, inst.id)),
-                        subject_user_id: None,
-                    };
-                    Some(tx.event_insert(&e).await?)
-                } else {
-                    None
-                };
-                let stepped =
-                    tx.instance_step(id, inst.op_seq, status.name(), next.name(), boot_event, Timestamp::now()).await?;
-                if stepped.is_none() {
-                    // Deleted, or another operation took over: leave everything as it is.
-                    return Ok(false);
-                }
-                tx.commit().await?;
-                Ok(true)
-            })
-            .await?;
+            let advanced = self
+                .write(|tx| {
+                    Box::pin(async move {
+                        // Deleted, or another operation took over: leave everything as it is.
+                        let now = tx.instance_lock(id, inst.account_id).await?;
+                        if now.is_none_or(|i| i.op_seq != inst.op_seq || i.status != status.name()) {
+                            return Ok(false);
+                        }
+                        if let Some(e) = inst.op_event_id {
+                            tx.event_set_status(e, if boot_fails { "failed" } else { "finished" }).await?;
+                        }
+                        // A created instance that boots gets its own boot event.
+                        let boot_event = if next == Status::Booting {
+                            let e = NewEvent {
+                                account_id: inst.account_id,
+                                action: "instance_boot",
+                                entity: Some(instance_entity(inst)),
+                                secondary: None,
+                                username: inst.op_username.clone(),
+                                status: "started",
+                                message: None,
+                                visible_with: Some((GrantKind::Instance, inst.id)),
+                                subject_user_id: None,
+                            };
+                            Some(tx.event_insert(&e).await?)
+                        } else {
+                            None
+                        };
+                        let stepped = tx
+                            .instance_step(id, inst.op_seq, status.name(), next.name(), boot_event, Timestamp::now())
+                            .await?;
+                        Ok(stepped.is_some())
+                    })
+                })
+                .await?;
             if !advanced {
                 return Ok(());
             }

@@ -11,7 +11,7 @@ use nubis_model::{Error, Result, Timestamp};
 use nubis_store::Tx;
 
 use super::{account_event, conditions, ids_text, mail_account};
-use crate::{App, retry};
+use crate::App;
 
 /// Moves the metering of an instance to another account from `at` (the billing area's meters).
 async fn billing_move(tx: &mut Tx<'_>, instance_id: i64, to: i64, at: Timestamp) -> Result<()> {
@@ -22,11 +22,11 @@ impl App {
     /// Marks every pending transfer past its expiry `stale` (with an event to its creator) and
     /// frees its instances; returns how many expired.
     pub async fn transfers_expire_due(&self, now: Timestamp) -> Result<usize> {
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let n = self.expire_in(&mut tx, now).await?;
-            tx.commit().await?;
-            Ok(n)
+        self.write(|tx| {
+            Box::pin(async move {
+                let n = self.expire_in(tx, now).await?;
+                Ok(n)
+            })
         })
         .await
     }
@@ -50,64 +50,69 @@ impl App {
     /// When a condition broke since the acceptance, nothing moves and the transfer `failed`.
     /// Returns the new status, or `None` when the transfer was not waiting for completion.
     pub async fn transfer_complete(&self, token: &str) -> Result<Option<TransferStatus>> {
-        let done = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let now = Timestamp::now();
-            let Some(t) = tx.transfer_lock(token).await? else { return Ok(None) };
-            if t.status != TransferStatus::Accepted {
-                return Ok(None);
-            }
-            let receiver =
-                t.receiver_account_id.ok_or_else(|| Error::internal("accepted transfer without receiver"))?;
-            let standing = conditions::standing(&mut tx, t.account_id).await?;
-            let mut errors = Vec::new();
-            let mut rows = Vec::new();
-            for (k, id) in t.instances.iter().enumerate() {
-                let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
-                    errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));
-                    continue;
-                };
-                conditions::instance_problems(&mut tx, k, &i, standing.managed, &mut errors).await?;
-                if tx.instance_label_taken(receiver, &i.label).await? {
-                    errors.push(conditions::label_taken(k, &i));
-                }
-                rows.push(i);
-            }
-            let status = if errors.is_empty() {
-                for i in &rows {
-                    if !tx.instance_move(i.id, t.account_id, receiver, now).await? {
-                        return Err(Error::internal("instance changed account during completion"));
+        let done = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let now = Timestamp::now();
+                    let Some(t) = tx.transfer_lock(token).await? else { return Ok(None) };
+                    if t.status != TransferStatus::Accepted {
+                        return Ok(None);
                     }
-                    tx.grants_delete_entity(GrantKind::Instance, i.id).await?;
-                    billing_move(&mut tx, i.id, receiver, now).await?;
-                    tx.events_copy_of_entity("instance", i.id, t.account_id, receiver).await?;
-                }
-                tx.transfer_end(t.id, TransferStatus::Completed, now).await?;
-                for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {
-                    tx.event_set_status(e, "finished").await?;
-                }
-                TransferStatus::Completed
-            } else {
-                tx.transfer_end(t.id, TransferStatus::Failed, now).await?;
-                for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {
-                    tx.event_set_status(e, "failed").await?;
-                }
-                let why: Vec<String> = errors.iter().map(|e| e.reason.clone()).collect();
-                let msg = format!("Transfer of instances {} failed: {}", ids_text(&t.instances), why.join("; "));
-                for account in [t.account_id, receiver] {
-                    tx.event_insert(&account_event(account, "entity_transfer_fail", &t, "notification", msg.clone()))
-                        .await?;
-                    mail_account(self, &mut tx, account, "Service transfer failed", &format!("{msg}\n")).await?;
-                }
-                TransferStatus::Failed
-            };
-            tx.commit().await?;
-            Ok(Some(status))
-        })
-        .await?;
-        if done == Some(TransferStatus::Failed) {
-            self.kick_mailer();
-        }
+                    let receiver =
+                        t.receiver_account_id.ok_or_else(|| Error::internal("accepted transfer without receiver"))?;
+                    let standing = conditions::standing(tx, t.account_id).await?;
+                    let mut errors = Vec::new();
+                    let mut rows = Vec::new();
+                    for (k, id) in t.instances.iter().enumerate() {
+                        let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
+                            errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));
+                            continue;
+                        };
+                        conditions::instance_problems(tx, k, &i, standing.managed, &mut errors).await?;
+                        if tx.instance_label_taken(receiver, &i.label).await? {
+                            errors.push(conditions::label_taken(k, &i));
+                        }
+                        rows.push(i);
+                    }
+                    let status = if errors.is_empty() {
+                        for i in &rows {
+                            if !tx.instance_move(i.id, t.account_id, receiver, now).await? {
+                                return Err(Error::internal("instance changed account during completion"));
+                            }
+                            tx.grants_delete_entity(GrantKind::Instance, i.id).await?;
+                            billing_move(tx, i.id, receiver, now).await?;
+                            tx.events_copy_of_entity("instance", i.id, t.account_id, receiver).await?;
+                        }
+                        tx.transfer_end(t.id, TransferStatus::Completed, now).await?;
+                        for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {
+                            tx.event_set_status(e, "finished").await?;
+                        }
+                        TransferStatus::Completed
+                    } else {
+                        tx.transfer_end(t.id, TransferStatus::Failed, now).await?;
+                        for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {
+                            tx.event_set_status(e, "failed").await?;
+                        }
+                        let why: Vec<String> = errors.iter().map(|e| e.reason.clone()).collect();
+                        let msg =
+                            format!("Transfer of instances {} failed: {}", ids_text(&t.instances), why.join("; "));
+                        for account in [t.account_id, receiver] {
+                            tx.event_insert(&account_event(
+                                account,
+                                "entity_transfer_fail",
+                                &t,
+                                "notification",
+                                msg.clone(),
+                            ))
+                            .await?;
+                            mail_account(tx, account, "Service transfer failed", &format!("{msg}\n")).await?;
+                        }
+                        TransferStatus::Failed
+                    };
+                    Ok(Some(status))
+                })
+            })
+            .await?;
         Ok(done)
     }
 

@@ -23,9 +23,9 @@ use nubis_store::service_transfers::{NewTransfer, TransferRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 /// Which form of the API a call came through: the service-transfer operations or their
 /// deprecated entity-transfer equivalents (the same records and rules).
@@ -143,8 +143,8 @@ pub(crate) fn account_event(
 }
 
 /// Queues a message to an account (its contact address) inside the transaction.
-pub(crate) async fn mail_account(app: &App, tx: &mut Tx<'_>, account_id: i64, subject: &str, body: &str) -> Result<()> {
-    let Some(a) = app.store.account_get(account_id).await? else { return Ok(()) };
+pub(crate) async fn mail_account(tx: &mut Tx<'_>, account_id: i64, subject: &str, body: &str) -> Result<()> {
+    let Some(a) = tx.account_get(account_id).await? else { return Ok(()) };
     if a.email.is_empty() {
         return Ok(());
     }
@@ -192,14 +192,13 @@ impl App {
         self.authorize(actor, via.op(Op::ServiceTransferCreate, Op::EntityTransferCreate)).await?;
         let ids = check_create(&input)?;
         let ids = &ids;
-        let t = retry(|| async move {
-            let mut tx = self.store.begin().await?;
+        let t = self.write(|tx| Box::pin(async move {
             let now = Timestamp::now();
             // Transfers past their expiry free their instances first.
-            self.expire_in(&mut tx, now).await?;
+            self.expire_in(tx, now).await?;
             let mut errors = Vec::new();
-            let standing = conditions::standing(&mut tx, actor.account_id).await?;
-            conditions::sender_problems(&mut tx, actor.account_id, &standing, &mut errors).await?;
+            let standing = conditions::standing(tx, actor.account_id).await?;
+            conditions::sender_problems(tx, actor.account_id, &standing, &mut errors).await?;
             for (k, id) in ids.iter().enumerate() {
                 let Some(i) = tx.instance_lock(*id, actor.account_id).await? else {
                     errors.push(conditions::not_owned(k, *id, "your account"));
@@ -208,7 +207,7 @@ impl App {
                 if tx.instance_active_transfer(i.id, now).await?.is_some() {
                     errors.push(conditions::in_other_transfer(k, &i));
                 }
-                conditions::instance_problems(&mut tx, k, &i, standing.managed, &mut errors).await?;
+                conditions::instance_problems(tx, k, &i, standing.managed, &mut errors).await?;
             }
             if !errors.is_empty() {
                 return Err(Error::Invalid(errors));
@@ -239,12 +238,10 @@ impl App {
                 t.token,
                 t.expiry
             );
-            mail_account(self, &mut tx, actor.account_id, "Service transfer created", &body).await?;
-            tx.commit().await?;
+            mail_account(tx, actor.account_id, "Service transfer created", &body).await?;
             Ok(t)
-        })
+}))
         .await?;
-        self.kick_mailer();
         Ok(view(&t, actor.account_id, Timestamp::now()))
     }
 
@@ -252,8 +249,7 @@ impl App {
     pub async fn service_transfer_cancel(&self, actor: &Actor, via: Via, token: &str) -> Result<()> {
         self.authorize(actor, via.op(Op::ServiceTransferCancel, Op::EntityTransferCancel)).await?;
         let token = &canonical(token)?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
+        self.write(|tx| Box::pin(async move {
             let now = Timestamp::now();
             let t = tx.transfer_lock(token).await?.ok_or(Error::NotFound)?;
             if !visible_to(&t, actor.account_id, now) {
@@ -280,11 +276,10 @@ impl App {
                 ids_text(&t.instances),
                 actor.username
             );
-            mail_account(self, &mut tx, t.account_id, "Service transfer canceled", &body).await?;
-            tx.commit().await
-        })
+            mail_account(tx, t.account_id, "Service transfer canceled", &body).await?;
+            Ok(())
+}))
         .await?;
-        self.kick_mailer();
         Ok(())
     }
 
@@ -293,74 +288,74 @@ impl App {
     pub async fn service_transfer_accept(&self, actor: &Actor, via: Via, token: &str) -> Result<()> {
         self.authorize(actor, via.op(Op::ServiceTransferAccept, Op::EntityTransferAccept)).await?;
         let token = &canonical(token)?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let now = Timestamp::now();
-            let t = tx.transfer_lock(token).await?.ok_or(Error::NotFound)?;
-            if !visible_to(&t, actor.account_id, now) {
-                return Err(Error::NotFound);
-            }
-            if t.account_id == actor.account_id {
-                return Err(Error::refused("Users of the account that created this transfer cannot accept it"));
-            }
-            match t.status.as_of(t.expiry, now) {
-                TransferStatus::Pending => {}
-                s => {
-                    return Err(Error::refused(format!(
-                        "Only a pending transfer can be accepted; this one is {}",
-                        s.name()
-                    )));
+        self.write(|tx| {
+            Box::pin(async move {
+                let now = Timestamp::now();
+                let t = tx.transfer_lock(token).await?.ok_or(Error::NotFound)?;
+                if !visible_to(&t, actor.account_id, now) {
+                    return Err(Error::NotFound);
                 }
-            }
-            let mut errors: Vec<FieldError> = Vec::new();
-            conditions::receiver_problems(&mut tx, actor.account_id, &mut errors).await?;
-            if tx.account_tos_violation(t.account_id).await? {
-                errors.push(FieldError::general(
-                    "The account that created this transfer has an active terms-of-service violation",
-                ));
-            }
-            let standing = conditions::standing(&mut tx, t.account_id).await?;
-            if standing.limited {
-                // Its services were stopped and their billing ended with the account.
-                errors.push(FieldError::general("The account that created this transfer is cancelled"));
-            }
-            for (k, id) in t.instances.iter().enumerate() {
-                let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
-                    errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));
-                    continue;
-                };
-                conditions::instance_problems(&mut tx, k, &i, standing.managed, &mut errors).await?;
-                if tx.instance_label_taken(actor.account_id, &i.label).await? {
-                    errors.push(conditions::label_taken(k, &i));
+                if t.account_id == actor.account_id {
+                    return Err(Error::refused("Users of the account that created this transfer cannot accept it"));
                 }
-            }
-            if !errors.is_empty() {
-                return Err(Error::Invalid(errors));
-            }
-            let msg = format!("Transfer of instances {} accepted; moving them", ids_text(&t.instances));
-            let mine = tx
-                .event_insert(
-                    &event(actor, "entity_transfer_accept", transfer_entity(&t))
-                        .status("started")
-                        .message(&msg)
-                        .build(),
-                )
-                .await?;
-            let theirs =
-                tx.event_insert(&account_event(t.account_id, "entity_transfer_accept", &t, "started", msg)).await?;
-            tx.transfer_accept(t.id, actor.account_id, theirs, mine, now).await?;
-            let body = format!(
-                "The service transfer {} of instances {} was accepted. The instances move to the receiving account \
+                match t.status.as_of(t.expiry, now) {
+                    TransferStatus::Pending => {}
+                    s => {
+                        return Err(Error::refused(format!(
+                            "Only a pending transfer can be accepted; this one is {}",
+                            s.name()
+                        )));
+                    }
+                }
+                let mut errors: Vec<FieldError> = Vec::new();
+                conditions::receiver_problems(tx, actor.account_id, &mut errors).await?;
+                if tx.account_tos_violation(t.account_id).await? {
+                    errors.push(FieldError::general(
+                        "The account that created this transfer has an active terms-of-service violation",
+                    ));
+                }
+                let standing = conditions::standing(tx, t.account_id).await?;
+                if standing.limited {
+                    // Its services were stopped and their billing ended with the account.
+                    errors.push(FieldError::general("The account that created this transfer is cancelled"));
+                }
+                for (k, id) in t.instances.iter().enumerate() {
+                    let Some(i) = tx.instance_lock(*id, t.account_id).await? else {
+                        errors.push(conditions::not_owned(k, *id, "the account that created this transfer"));
+                        continue;
+                    };
+                    conditions::instance_problems(tx, k, &i, standing.managed, &mut errors).await?;
+                    if tx.instance_label_taken(actor.account_id, &i.label).await? {
+                        errors.push(conditions::label_taken(k, &i));
+                    }
+                }
+                if !errors.is_empty() {
+                    return Err(Error::Invalid(errors));
+                }
+                let msg = format!("Transfer of instances {} accepted; moving them", ids_text(&t.instances));
+                let mine = tx
+                    .event_insert(
+                        &event(actor, "entity_transfer_accept", transfer_entity(&t))
+                            .status("started")
+                            .message(&msg)
+                            .build(),
+                    )
+                    .await?;
+                let theirs =
+                    tx.event_insert(&account_event(t.account_id, "entity_transfer_accept", &t, "started", msg)).await?;
+                tx.transfer_accept(t.id, actor.account_id, theirs, mine, now).await?;
+                let body = format!(
+                    "The service transfer {} of instances {} was accepted. The instances move to the receiving account \
                  shortly; billing for them moves with them.\n",
-                t.token,
-                ids_text(&t.instances)
-            );
-            mail_account(self, &mut tx, t.account_id, "Service transfer accepted", &body).await?;
-            mail_account(self, &mut tx, actor.account_id, "Service transfer accepted", &body).await?;
-            tx.commit().await
+                    t.token,
+                    ids_text(&t.instances)
+                );
+                mail_account(tx, t.account_id, "Service transfer accepted", &body).await?;
+                mail_account(tx, actor.account_id, "Service transfer accepted", &body).await?;
+                Ok(())
+            })
         })
         .await?;
-        self.kick_mailer();
         let app = self.clone();
         let token = token.clone();
         let delay = std::time::Duration::from_millis(self.config.transfers.complete_after_ms);

@@ -20,9 +20,9 @@ use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcRow};
 pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 pub(crate) use view::VpcWorld;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 pub(crate) fn vpc_entity(v: &VpcRow) -> EventEntity {
     EventEntity::new("vpc", v.id, &v.label, format!("/v4/vpcs/{}", v.id))
@@ -118,45 +118,48 @@ impl App {
         self.authorize(actor, Op::VpcCreate).await?;
         let valid = validate::check_vpc_create(&self.catalog, &input)?;
         let valid = &valid;
-        let (v, subnets) = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let now = Timestamp::now();
-            let v = tx
-                .vpc_insert(&NewVpc {
-                    account_id: actor.account_id,
-                    label: &valid.label,
-                    description: &valid.description,
-                    region: &valid.region,
-                    created: now,
+        let (v, subnets) = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let now = Timestamp::now();
+                    let v = tx
+                        .vpc_insert(&NewVpc {
+                            account_id: actor.account_id,
+                            label: &valid.label,
+                            description: &valid.description,
+                            region: &valid.region,
+                            created: now,
+                        })
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(
+                        &event(actor, "vpc_create", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build(),
+                    )
+                    .await?;
+                    let mut rows = Vec::new();
+                    for (i, s) in valid.subnets.iter().enumerate() {
+                        let row = tx
+                            .subnet_insert(&NewSubnet {
+                                vpc_id: v.id,
+                                account_id: actor.account_id,
+                                label: &s.label,
+                                ipv4: &s.net.to_string(),
+                                first_v4: s.first(),
+                                last_v4: s.last(),
+                                created: now,
+                            })
+                            .await
+                            .map_err(|e| e.unique_as(&format!("subnets[{i}].label"), SUBNET_LABEL_TAKEN))?;
+                        tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
+                        rows.push(row);
+                    }
+                    if actor.restricted {
+                        tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
+                    }
+                    Ok((v, rows))
                 })
-                .await
-                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(&event(actor, "vpc_create", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
-                .await?;
-            let mut rows = Vec::new();
-            for (i, s) in valid.subnets.iter().enumerate() {
-                let row = tx
-                    .subnet_insert(&NewSubnet {
-                        vpc_id: v.id,
-                        account_id: actor.account_id,
-                        label: &s.label,
-                        ipv4: &s.net.to_string(),
-                        first_v4: s.first(),
-                        last_v4: s.last(),
-                        created: now,
-                    })
-                    .await
-                    .map_err(|e| e.unique_as(&format!("subnets[{i}].label"), SUBNET_LABEL_TAKEN))?;
-                tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
-                rows.push(row);
-            }
-            if actor.restricted {
-                tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
-            }
-            tx.commit().await?;
-            Ok((v, rows))
-        })
-        .await?;
+            })
+            .await?;
         let world = VpcWorld::of_subnets(subnets, Vec::new());
         Ok(world.vpc(&v))
     }
@@ -173,19 +176,22 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        let v = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let v = tx
-                .vpc_update(id, input.label.as_deref(), input.description.as_deref(), Timestamp::now())
-                .await
-                .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
-            tx.event_insert(&event(actor, "vpc_update", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
-                .await?;
-            tx.commit().await?;
-            Ok(v)
-        })
-        .await?;
+        let v = self
+            .write(|tx| {
+                Box::pin(async move {
+                    tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let v = tx
+                        .vpc_update(id, input.label.as_deref(), input.description.as_deref(), Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                    tx.event_insert(
+                        &event(actor, "vpc_update", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build(),
+                    )
+                    .await?;
+                    Ok(v)
+                })
+            })
+            .await?;
         self.vpc_view(&v).await
     }
 
@@ -193,19 +199,20 @@ impl App {
     pub async fn vpc_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::VpcDelete).await?;
         self.own_vpc(actor, Op::VpcDelete, id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let subnets = tx.subnets_of_vpc(id).await?;
-            refuse_used_subnets(&mut tx, id, None, &subnets).await?;
-            tx.event_insert(&event(actor, "vpc_delete", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
-                .await?;
-            for s in &subnets {
-                tx.event_insert(&subnet_event(actor, "subnet_delete", s, &v)).await?;
-            }
-            tx.vpc_delete(id).await?;
-            tx.grants_delete_entity(GrantKind::Vpc, id).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let subnets = tx.subnets_of_vpc(id).await?;
+                refuse_used_subnets(tx, id, None, &subnets).await?;
+                tx.event_insert(&event(actor, "vpc_delete", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
+                    .await?;
+                for s in &subnets {
+                    tx.event_insert(&subnet_event(actor, "subnet_delete", s, &v)).await?;
+                }
+                tx.vpc_delete(id).await?;
+                tx.grants_delete_entity(GrantKind::Vpc, id).await?;
+                Ok(())
+            })
         })
         .await
     }
@@ -240,29 +247,33 @@ impl App {
         p.finish()?;
         let s = valid.ok_or_else(|| Error::internal("subnet passed its checks without a value"))?;
         let s = &s;
-        let row = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
-                return Err(Error::invalid("ipv4", format!("Overlaps subnet '{}' ({}) of this VPC", o.label, o.ipv4)));
-            }
-            let row = tx
-                .subnet_insert(&NewSubnet {
-                    vpc_id,
-                    account_id: actor.account_id,
-                    label: &s.label,
-                    ipv4: &s.net.to_string(),
-                    first_v4: s.first(),
-                    last_v4: s.last(),
-                    created: Timestamp::now(),
+        let row = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
+                        return Err(Error::invalid(
+                            "ipv4",
+                            format!("Overlaps subnet '{}' ({}) of this VPC", o.label, o.ipv4),
+                        ));
+                    }
+                    let row = tx
+                        .subnet_insert(&NewSubnet {
+                            vpc_id,
+                            account_id: actor.account_id,
+                            label: &s.label,
+                            ipv4: &s.net.to_string(),
+                            first_v4: s.first(),
+                            last_v4: s.last(),
+                            created: Timestamp::now(),
+                        })
+                        .await
+                        .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
+                    tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
+                    Ok(row)
                 })
-                .await
-                .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
-            tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
-            tx.commit().await?;
-            Ok(row)
-        })
-        .await?;
+            })
+            .await?;
         let world = VpcWorld::of_subnets(vec![row], Vec::new());
         Ok(world.subnet(&world.subnets[0]))
     }
@@ -280,34 +291,36 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        let s = retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let label = input.label.as_deref().unwrap_or(&s.label);
-            let s = tx
-                .subnet_update_label(id, label, Timestamp::now())
-                .await
-                .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
-            tx.event_insert(&subnet_event(actor, "subnet_update", &s, &v)).await?;
-            tx.commit().await?;
-            Ok(s)
-        })
-        .await?;
+        let s = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let label = input.label.as_deref().unwrap_or(&s.label);
+                    let s = tx
+                        .subnet_update_label(id, label, Timestamp::now())
+                        .await
+                        .map_err(|e| e.unique_as("label", SUBNET_LABEL_TAKEN))?;
+                    tx.event_insert(&subnet_event(actor, "subnet_update", &s, &v)).await?;
+                    Ok(s)
+                })
+            })
+            .await?;
         self.subnet_view(s).await
     }
 
     pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {
         self.authorize(actor, Op::SubnetDelete).await?;
         self.own_vpc(actor, Op::SubnetDelete, vpc_id).await?;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
-            refuse_used_subnets(&mut tx, vpc_id, Some(id), std::slice::from_ref(&s)).await?;
-            tx.subnet_delete(id).await?;
-            tx.event_insert(&subnet_event(actor, "subnet_delete", &s, &v)).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                refuse_used_subnets(tx, vpc_id, Some(id), std::slice::from_ref(&s)).await?;
+                tx.subnet_delete(id).await?;
+                tx.event_insert(&subnet_event(actor, "subnet_delete", &s, &v)).await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -4,21 +4,23 @@
 //! millionths of a dollar.
 
 use crate::db::Row;
-use nubis_model::billing::{CardData, Cents, Payment, PaymentMethod};
+use nubis_model::billing::{CardData, PaymentMethod};
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
-use crate::db::query;
+use crate::db::{Handle, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
 use crate::{Store, Tx};
 
 mod maintenance;
 mod metering;
+mod payments;
 mod promos;
 
 pub use maintenance::MaintenanceRow;
 pub use metering::{MeterRow, NewItem, NewMeter};
+pub use payments::{PendingPayment, Refund};
 pub use promos::{PromoCode, PromotionRow};
 
 /// Days after an invoice's date by which it must be paid; a balance older than that is past due.
@@ -152,14 +154,12 @@ const PM_COLUMNS: &[Column] = &[
     Column { path: "created", expr: "created", kind: ColKind::Text },
 ];
 
-fn payment(r: &Row) -> Result<Payment> {
-    Ok(Payment { id: r.i64("id")?, date: r.ts("date")?, usd: Cents(r.i64("usd")?) })
+async fn payment_method_default(h: Handle<'_>, account_id: i64) -> Result<Option<MethodRow>> {
+    let sql =
+        format!("SELECT {PM_COLS} FROM payment_methods WHERE account_id = $1 AND active = TRUE AND is_default = TRUE");
+    let row = query(sql).bind(account_id).fetch_optional(h).await?;
+    row.as_ref().map(method).transpose()
 }
-
-const PAYMENT_COLUMNS: &[Column] = &[
-    Column { path: "id", expr: "id", kind: ColKind::Int },
-    Column { path: "date", expr: "date", kind: ColKind::Text },
-];
 
 /// One page by SQL: `scope` appends the WHERE clause that selects the rows, then come the
 /// filter, the order and the window.
@@ -382,6 +382,22 @@ impl Tx<'_> {
         row.as_ref().map(method).transpose()
     }
 
+    /// The account's default payment method, read inside the transaction.
+    pub async fn payment_method_default(&mut self, account_id: i64) -> Result<Option<MethodRow>> {
+        payment_method_default(self.h(), account_id).await
+    }
+
+    /// How many child accounts of `parent_id` are not canceled.
+    pub async fn child_accounts_active(&mut self, parent_id: i64) -> Result<i64> {
+        query(
+            "SELECT COUNT(*) FROM accounts a LEFT JOIN account_billing b ON b.account_id = a.id \
+             WHERE a.parent_id = $1 AND b.canceled IS NULL",
+        )
+        .bind(parent_id)
+        .fetch_i64(self.h())
+        .await
+    }
+
     pub async fn payment_method_set_default(&mut self, id: i64) -> Result<()> {
         query("UPDATE payment_methods SET is_default = TRUE WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
@@ -394,28 +410,6 @@ impl Tx<'_> {
             .execute(self.h())
             .await?;
         Ok(())
-    }
-
-    pub async fn payment_insert(
-        &mut self,
-        account_id: i64,
-        method_id: i64,
-        cents: i64,
-        at: Timestamp,
-        gateway_ref: &str,
-    ) -> Result<Payment> {
-        let row = query(
-            "INSERT INTO payments (account_id, payment_method_id, usd, date, gateway_ref) VALUES ($1, $2, $3, $4, $5) \
-             RETURNING id, usd, date",
-        )
-        .bind(account_id)
-        .bind(method_id)
-        .bind(cents)
-        .bind(at.to_string())
-        .bind(gateway_ref)
-        .fetch_one(self.h())
-        .await?;
-        payment(&row)
     }
 }
 
@@ -462,31 +456,7 @@ impl Store {
 
     /// The account's default payment method.
     pub async fn payment_method_default(&self, account_id: i64) -> Result<Option<MethodRow>> {
-        let sql = format!(
-            "SELECT {PM_COLS} FROM payment_methods WHERE account_id = $1 AND active = TRUE AND is_default = TRUE"
-        );
-        let row = query(sql).bind(account_id).fetch_optional(self.r()).await?;
-        row.as_ref().map(method).transpose()
-    }
-
-    pub async fn payments_page(
-        &self,
-        account_id: i64,
-        filter: &Filter,
-        p: u64,
-        size: u64,
-    ) -> Result<(Vec<Payment>, u64)> {
-        let w = of_account("FROM payments", account_id);
-        page(self, "SELECT id, date, usd", &w, PAYMENT_COLUMNS, filter, "id DESC", p, size, payment).await
-    }
-
-    pub async fn payment_get(&self, account_id: i64, id: i64) -> Result<Option<Payment>> {
-        let row = query("SELECT id, date, usd FROM payments WHERE id = $1 AND account_id = $2")
-            .bind(id)
-            .bind(account_id)
-            .fetch_optional(self.r())
-            .await?;
-        row.as_ref().map(payment).transpose()
+        payment_method_default(self.r(), account_id).await
     }
 }
 

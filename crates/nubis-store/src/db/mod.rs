@@ -234,6 +234,18 @@ pub(crate) enum Handle<'a> {
     PgConn(&'a mut sqlx::PgConnection),
 }
 
+impl Handle<'_> {
+    /// The same place, for one more statement (a handle inside a transaction is a unique borrow).
+    pub(crate) fn reborrow(&mut self) -> Handle<'_> {
+        match self {
+            Handle::LiteRead(l) => Handle::LiteRead(l),
+            Handle::LiteWrite(l) => Handle::LiteWrite(l),
+            Handle::PgPool(p) => Handle::PgPool(p),
+            Handle::PgConn(c) => Handle::PgConn(c),
+        }
+    }
+}
+
 /// A statement with its bound values.
 #[derive(Debug, Clone)]
 pub(crate) struct Query {

@@ -1,0 +1,90 @@
+//! The one shape of a write: [`App::write`].
+//!
+//! An operation that changes state hands `write` a closure that gets the transaction and nothing
+//! else to read from. What the write depends on (the current grants, the instances to stop, the
+//! balance) it reads there, through `Tx` methods, on the transaction's own connection: SQLite's
+//! single writer and PostgreSQL's SERIALIZABLE isolation then make concurrent writes behave as if
+//! they ran one after the other, and a serialization failure runs the closure again from the
+//! start. Never the read cache, never a read made before the transaction began.
+//!
+//! What follows a commit runs after it, here, once: the read cache forgets what the transaction
+//! changed (the store does that), the mailer wakes when a message was queued, the balancers'
+//! desired state is published again when balancers, their configs or nodes changed.
+//! Nothing outside the database (the payment gateway, mail delivery, DNS, the instance runtime)
+//! is called while the transaction is open: an operation that needs one records its intent,
+//! calls after the commit, and settles the outcome in a second write.
+//!
+//! A test (`tests/write_shape.rs` of this crate) reads the crate's source and fails when a write
+//! transaction is opened anywhere else, or when a write closure or a function that takes the
+//! transaction reaches for the store's reads.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use nubis_model::{Error, Result};
+use nubis_store::{Committed, Tx};
+
+use crate::App;
+
+/// What a write closure returns: a future borrowing the transaction.
+pub(crate) type WriteFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 't>>;
+
+/// The tables whose changes alter the balancers' desired state. (A firewall write changes it only
+/// when the firewall protects a balancer: the firewall operations say so themselves, see
+/// `App::balancer_firewalls_changed`, so that the many firewalls of instances do not reload it.)
+const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nodebalancer_nodes"];
+
+/// How many times a write runs again after serialization failures before it gives up (503).
+const ATTEMPTS: u32 = 30;
+
+impl App {
+    /// Runs `op` in a write transaction and commits it; runs it again from the start when the
+    /// database reports a serialization failure. `op` gets only the transaction: everything it
+    /// depends on is read through it. Events are written by `op` in the same transaction.
+    pub(crate) async fn write<'a, T>(
+        &'a self,
+        mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, T>,
+    ) -> Result<T> {
+        let mut attempt = 0u32;
+        loop {
+            let outcome = async {
+                let mut tx = self.store.begin().await?;
+                let value = op(&mut tx).await?;
+                let committed = tx.commit_changes().await?;
+                Ok((value, committed))
+            }
+            .await;
+            match outcome {
+                Ok((value, committed)) => {
+                    self.after_commit(&committed);
+                    return Ok(value);
+                }
+                Err(Error::Retry) if attempt < ATTEMPTS => {
+                    attempt += 1;
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+                Err(Error::Retry) => return Err(Error::Unavailable("too much contention, try again".into())),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// What follows every commit.
+    fn after_commit(&self, committed: &Committed) {
+        if committed.mail_queued() {
+            self.kick_mailer();
+        }
+        if committed.wrote_any(BALANCER_TABLES) {
+            self.balancers_changed();
+        }
+    }
+}
+
+/// A short pause that grows with the attempt, with a little jitter so that writers that
+/// collided do not collide again.
+fn backoff(attempt: u32) -> Duration {
+    use rand::RngExt;
+    let jitter: u64 = rand::rng().random_range(0..5);
+    Duration::from_millis(u64::from(attempt.min(10)) * 2 + jitter)
+}
