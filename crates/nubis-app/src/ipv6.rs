@@ -64,26 +64,22 @@ impl App {
     }
 
     /// A range of the account by its first address (a prefix length, if given, must match).
-    async fn own_range(&self, actor: &Actor, op: Op, range: &str) -> Result<RangeRow> {
+    pub(crate) async fn range_find(&self, account_id: i64, range: &str) -> Result<Option<RangeRow>> {
         let (start, prefix) = match range.split_once('/') {
-            Some((s, p)) => (s, Some(p.parse::<u8>().map_err(|_| Error::NotFound)?)),
+            Some((s, p)) => match p.parse::<u8>() {
+                Ok(p) => (s, Some(p)),
+                Err(_) => return Ok(None),
+            },
             None => (range, None),
         };
-        let start: Ipv6Addr = start.parse().map_err(|_| Error::NotFound)?;
-        let ranges = self.store.ranges_of_account(actor.account_id).await?;
-        let r = ranges
-            .iter()
-            .find(|r| r.range_start == start.to_string() && prefix.is_none_or(|p| p == r.prefix))
-            .cloned()
-            .ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, r.instance_id).await?;
-        Ok(r)
+        let Ok(start) = start.parse::<Ipv6Addr>() else { return Ok(None) };
+        let ranges = self.store.ranges_of_account(account_id).await?;
+        Ok(ranges.iter().find(|r| r.range_start == start.to_string() && prefix.is_none_or(|p| p == r.prefix)).cloned())
     }
 
     /// `GET /v4/networking/ipv6/ranges/{range}`.
     pub async fn ipv6_range_get(&self, actor: &Actor, range: &str) -> Result<Ipv6RangeView> {
-        self.authorize(actor, Op::Ipv6RangeGet).await?;
-        let r = self.own_range(actor, Op::Ipv6RangeGet, range).await?;
+        let r = self.lookup_for::<RangeRow>(actor, Op::Ipv6RangeGet, range.to_string()).await?.into_inner();
         let shares = self.store.shares_of_account(actor.account_id).await?;
         let mut instances = vec![r.instance_id];
         instances.extend(shares.iter().filter(|s| s.address == r.range_start).map(|s| s.instance_id));
@@ -99,8 +95,7 @@ impl App {
 
     /// `DELETE /v4/networking/ipv6/ranges/{range}`: shared ranges cannot be deleted.
     pub async fn ipv6_range_delete(&self, actor: &Actor, range: &str) -> Result<()> {
-        self.authorize(actor, Op::Ipv6RangeDelete).await?;
-        let r = self.own_range(actor, Op::Ipv6RangeDelete, range).await?;
+        let r = self.lookup_for::<RangeRow>(actor, Op::Ipv6RangeDelete, range.to_string()).await?.into_inner();
         let r = &r;
         self.write(|tx| {
             Box::pin(async move {

@@ -76,14 +76,19 @@ impl std::ops::Deref for App {
 }
 
 impl App {
-    /// Builds the application over an opened store. The configuration is checked here.
-    pub fn new(store: Store, config: Config) -> Result<App> {
+    /// Builds the application over an opened store (the configuration is checked here), and
+    /// the operator's capability ([`admin::Admin`]) for whoever opened it.
+    pub fn new(store: Store, config: Config) -> Result<(App, admin::Admin)> {
         let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
         Self::new_with_driver(store, config, driver)
     }
 
     /// The same, with another instance driver.
-    pub fn new_with_driver(store: Store, config: Config, driver: Arc<dyn runtime::Driver>) -> Result<App> {
+    pub fn new_with_driver(
+        store: Store,
+        config: Config,
+        driver: Arc<dyn runtime::Driver>,
+    ) -> Result<(App, admin::Admin)> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         let private_pool = config
             .network
@@ -95,7 +100,7 @@ impl App {
         let dns =
             dns::ForwardDns::from_config(&config.dns).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         billing::check_config(&config.billing).map_err(|e| Error::Internal(format!("configuration: billing: {e}")))?;
-        Ok(App(Arc::new(AppInner {
+        let app = App(Arc::new(AppInner {
             store,
             config,
             catalog,
@@ -107,7 +112,8 @@ impl App {
             controls: Default::default(),
             gateway: Arc::new(billing::SimulatedGateway),
             listen_url: Default::default(),
-        })))
+        }));
+        Ok((app, admin::Admin::new()))
     }
 
     pub fn config(&self) -> &Config {

@@ -9,9 +9,9 @@ use nubis_store::users::UserChanges;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 /// `PUT /v4/profile`. Read-only fields of the profile are accepted and ignored.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -75,33 +75,36 @@ impl App {
         self.authorize(actor, Op::ProfileUpdate).await?;
         validate(&input)?;
         let input = &input;
-        retry(|| async move {
-            let user = self.own_user(actor).await?;
-            let mut prefs: ProfilePrefs = user.prefs.clone();
-            if let Some(t) = &input.timezone {
-                prefs.timezone = t.clone();
-            }
-            if let Some(v) = input.email_notifications {
-                prefs.email_notifications = v;
-            }
-            if let Some(v) = input.ip_whitelist_enabled {
-                prefs.ip_whitelist_enabled = v;
-            }
-            if let Some(m) = &input.lish_auth_method {
-                prefs.lish_auth_method = m.clone();
-            }
-            if let Some(k) = &input.authorized_keys {
-                prefs.authorized_keys = k.clone();
-            }
-            let mut tx = self.store.begin().await?;
-            let changes = UserChanges { email: input.email.as_deref(), prefs: Some(&prefs), ..Default::default() };
-            let updated = tx.user_update(user.id, &changes).await?;
-            let e = event(actor, "profile_update", EventEntity::new("profile", user.id, &user.username, "/v4/profile"))
-                .about_user(user.id)
-                .build();
-            tx.event_insert(&e).await?;
-            tx.commit().await?;
-            Ok(Profile::of(&updated))
+        self.write(|tx| {
+            Box::pin(async move {
+                // The preferences are one JSON value: the ones given are set on those read here.
+                let user = tx.user_by_id(actor.user_id).await?.filter(|u| u.account_id == actor.account_id);
+                let user = user.ok_or(Error::NotFound)?;
+                let mut prefs: ProfilePrefs = user.prefs.clone();
+                if let Some(t) = &input.timezone {
+                    prefs.timezone = t.clone();
+                }
+                if let Some(v) = input.email_notifications {
+                    prefs.email_notifications = v;
+                }
+                if let Some(v) = input.ip_whitelist_enabled {
+                    prefs.ip_whitelist_enabled = v;
+                }
+                if let Some(m) = &input.lish_auth_method {
+                    prefs.lish_auth_method = m.clone();
+                }
+                if let Some(k) = &input.authorized_keys {
+                    prefs.authorized_keys = k.clone();
+                }
+                let changes = UserChanges { email: input.email.as_deref(), prefs: Some(&prefs), ..Default::default() };
+                let updated = tx.user_update(user.id, &changes).await?;
+                let e =
+                    event(actor, "profile_update", EventEntity::new("profile", user.id, &user.username, "/v4/profile"))
+                        .about_user(user.id)
+                        .build();
+                tx.event_insert(&e).await?;
+                Ok(Profile::of(&updated))
+            })
         })
         .await
     }

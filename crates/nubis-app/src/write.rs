@@ -36,6 +36,7 @@ pub(crate) type WriteFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Se
 const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nodebalancer_nodes"];
 
 /// How many times a write runs again after serialization failures before it gives up (503).
+/// (A unique violation that the operation did not turn into a field error runs it once more.)
 const ATTEMPTS: u32 = 30;
 
 impl App {
@@ -47,6 +48,7 @@ impl App {
         mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, T>,
     ) -> Result<T> {
         let mut attempt = 0u32;
+        let mut unique_again = self.store.backend() == nubis_store::Backend::Postgres;
         loop {
             let outcome = async {
                 let mut tx = self.store.begin().await?;
@@ -65,6 +67,10 @@ impl App {
                     tokio::time::sleep(backoff(attempt)).await;
                 }
                 Err(Error::Retry) => return Err(Error::Unavailable("too much contention, try again".into())),
+                // Under SERIALIZABLE, PostgreSQL may report two concurrent inserts of one key as
+                // a unique violation where running them one after the other would not have
+                // conflicted: run once more; a real duplicate fails again.
+                Err(Error::Unique(_)) if unique_again => unique_again = false,
                 Err(e) => return Err(e),
             }
         }

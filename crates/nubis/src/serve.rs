@@ -7,11 +7,13 @@ use std::path::Path;
 use crate::cli::{Role, ServeArgs, StateArgs, SyncMode};
 use anyhow::Context;
 use nubis_app::App;
+use nubis_app::admin::Admin;
 use nubis_app::mailer::Transport;
 use nubis_store::{Store, StoreOptions};
 
-/// Opens the store and the application on the state the arguments name.
-pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
+/// Opens the store and the application on the state the arguments name, with the operator's
+/// capability (`nubis admin` and the start-up of `nubis serve` hold it; requests never do).
+pub async fn open(state: &StateArgs) -> anyhow::Result<(App, Admin)> {
     open_with(state, |_| {}).await
 }
 
@@ -19,7 +21,7 @@ pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
 pub async fn open_with(
     state: &StateArgs,
     adjust: impl FnOnce(&mut nubis_model::config::Config),
-) -> anyhow::Result<App> {
+) -> anyhow::Result<(App, Admin)> {
     let mut config = crate::config::load(state.config.as_deref())?;
     adjust(&mut config);
     std::fs::create_dir_all(&state.data_dir).with_context(|| format!("creating {}", state.data_dir.display()))?;
@@ -71,7 +73,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(args.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let no_controls = args.no_controls;
-    let app = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
+    let (app, admin) = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
     let role = args.role();
     if role == Role::Dataplane {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
@@ -92,11 +94,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     if let Some(t) = &args.operator_token {
-        app.admin_operator_token_create("serve --operator-token", Some(t)).await?;
+        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t)).await?;
     }
     if let Some(path) = &args.fixtures {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = app.fixtures_apply(&text).await.map_err(|e| fixture_error(path, e))?;
+        let report = app.fixtures_apply(&admin, &text).await.map_err(|e| fixture_error(path, e))?;
         tracing::info!(?report, "fixtures loaded");
     }
 

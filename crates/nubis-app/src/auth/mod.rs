@@ -1,6 +1,7 @@
 //! Authentication (a bearer token becomes an [`Actor`]) and authorization (every operation
 //! checks the caller against the one policy table in [`policy`]).
 
+mod lookup;
 pub mod policy;
 
 use nubis_model::account::UserType;
@@ -9,6 +10,7 @@ use nubis_model::scope::Scopes;
 use nubis_model::{Error, Result, Timestamp};
 use sha2::{Digest, Sha256};
 
+pub use lookup::Authorized;
 pub use policy::{Grant, Op, Policy};
 
 use crate::App;
@@ -71,10 +73,21 @@ impl App {
         })
     }
 
-    /// The checks every operation makes first: the token's scope, unrestricted status, and the
-    /// global grant the operation needs. Entity grants are checked by [`App::authorize_entity`]
-    /// once the entity is found.
+    /// The checks of an operation that acts on no one entity of the path: the token's scope,
+    /// unrestricted status, the global grant, and the refusal of billing writes to users of a
+    /// child account. An operation on an entity gets its entity through
+    /// [`App::lookup_for`] instead, which makes these checks and the entity grant's.
     pub async fn authorize(&self, actor: &Actor, op: Op) -> Result<()> {
+        if let Grant::Entity(..) = op.policy().grant {
+            return Err(Error::internal(format!("{} acts on an entity: look it up with lookup_for", op.name())));
+        }
+        self.authorize_policy(actor, op).await
+    }
+
+    /// The checks of the policy table that come before the entity is known. An operation whose
+    /// entity is named in the request's body (not its path) makes them before it reads the body,
+    /// then gets the entity with [`App::lookup_for`].
+    pub(crate) async fn authorize_policy(&self, actor: &Actor, op: Op) -> Result<()> {
         let p = op.policy();
         for scope in [p.scope, p.also].into_iter().flatten() {
             if !actor.scopes.allows(scope) {
@@ -101,21 +114,15 @@ impl App {
                 Grant::None | Grant::Entity(..) => {}
             }
         }
+        // Spec 5 and 7: billing is managed by the parent account.
+        if p.billing_write && (actor.in_child_account || actor.user_type == UserType::Child) {
+            return Err(Error::Forbidden(crate::billing::CHILD_BILLING_REFUSED.into()));
+        }
         Ok(())
     }
 
-    /// The entity grant an operation needs: a restricted user without any access to the entity
-    /// gets 404 (it does not learn that the entity exists); with read_only where read_write is
-    /// needed, 403.
-    pub async fn authorize_entity(&self, actor: &Actor, op: Op, id: i64) -> Result<()> {
-        let Grant::Entity(kind, need) = op.policy().grant else {
-            debug_assert!(false, "{op:?} has no entity grant");
-            return Ok(());
-        };
-        self.require_permission(actor, kind, id, need).await
-    }
-
-    /// Checks that the actor holds `need` (or better) on an entity.
+    /// Checks that the actor holds `need` (or better) on an entity other than the one the
+    /// operation is on (one named in the request's body); 404 without any access.
     pub async fn require_permission(&self, actor: &Actor, kind: GrantKind, id: i64, need: Permission) -> Result<()> {
         if !actor.restricted {
             return Ok(());

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
 use super::settle::PURPOSE_CANCEL;
-use super::{engine, refuse_child_billing, validate};
+use super::{engine, validate};
 use crate::App;
 use crate::auth::{Actor, Op};
 use nubis_store::Tx;
@@ -117,7 +117,6 @@ impl App {
     /// `PUT /v4/account` (spec 2.4): all-or-nothing, every failing field reported at once.
     pub async fn account_update(&self, actor: &Actor, input: AccountUpdate) -> Result<AccountView> {
         self.authorize(actor, Op::AccountUpdate).await?;
-        refuse_child_billing(actor)?;
         let input = &input;
         self.write(|tx| {
             Box::pin(async move {
@@ -241,9 +240,6 @@ impl App {
     /// is given back.
     pub async fn account_cancel(&self, actor: &Actor, input: CancelRequest) -> Result<()> {
         self.authorize(actor, Op::AccountCancel).await?;
-        if actor.in_child_account {
-            return Err(Error::Forbidden(super::CHILD_BILLING_REFUSED.into()));
-        }
         let comments = input.comments.unwrap_or_default();
         if comments.chars().count() > 2048 {
             return Err(Error::invalid("comments", "Must be at most 2048 characters"));
@@ -272,7 +268,6 @@ impl App {
                     let id = tx
                         .payment_pending_insert(account_id, method.view.id, due, now, key_ref, PURPOSE_CANCEL)
                         .await?;
-                    tx.billing_balance_add(account_id, -due).await?;
                     Ok(Cancel::Charge { payment: id, card_ref: method.gateway_ref, due })
                 })
             })
@@ -283,7 +278,11 @@ impl App {
                 let reference = match self.charge(account_id, &card_ref, due, &key).await {
                     Ok(r) => r,
                     Err(e) => {
-                        self.payment_give_up(payment, None).await?;
+                        // Declined: nothing was charged. Unreachable: not known; the settler
+                        // asks the gateway again and gives back what it finds.
+                        if matches!(e, GatewayError::Declined(_)) {
+                            self.payment_give_up(payment, None).await?;
+                        }
                         return Err(match e {
                             GatewayError::Declined(m) => Error::refused(format!(
                                 "Charging the balance to the default payment method failed: {m}"
@@ -301,6 +300,7 @@ impl App {
                             tx.payment_confirm(payment, r).await?.ok_or_else(|| {
                                 Error::Unavailable("The cancellation could not be completed in time; try again".into())
                             })?;
+                            tx.billing_balance_add(account_id, -due).await?;
                             refuse_active_children(tx, account_id).await?;
                             cancel_now(tx, actor, now, comments).await
                         })
@@ -378,7 +378,7 @@ pub struct AdminAccountView {
 
 impl App {
     /// Operators: an account's record and billing state by euuid.
-    pub async fn admin_account_show(&self, euuid: &str) -> Result<AdminAccountView> {
+    pub async fn admin_account_show(&self, _admin: &crate::admin::Admin, euuid: &str) -> Result<AdminAccountView> {
         let a =
             self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
         let b = self.store.billing_get(a.id).await?.ok_or(Error::NotFound)?;
@@ -394,7 +394,7 @@ impl App {
     }
 
     /// Operators: the account id behind an euuid.
-    pub async fn admin_account_id(&self, euuid: &str) -> Result<i64> {
+    pub async fn admin_account_id(&self, _admin: &crate::admin::Admin, euuid: &str) -> Result<i64> {
         Ok(self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?.id)
     }
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
-use super::{CardDetails, refuse_child_billing, validate};
+use super::{CardDetails, validate};
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
@@ -87,7 +87,6 @@ impl App {
 
     pub async fn payment_method_create(&self, actor: &Actor, input: PaymentMethodCreate) -> Result<PaymentMethod> {
         self.authorize(actor, Op::PaymentMethodCreate).await?;
-        refuse_child_billing(actor)?;
         let mut p = Problems::new();
         match input.kind.as_deref() {
             None => p.add("type", "Type is required"),
@@ -119,7 +118,6 @@ impl App {
     /// default payment method.
     pub async fn credit_card_add(&self, actor: &Actor, input: CardInput) -> Result<PaymentMethod> {
         self.authorize(actor, Op::CreditCardAdd).await?;
-        refuse_child_billing(actor)?;
         let card = validate::card(&input, "", Timestamp::now())?;
         self.add_card(actor, card, true, "card_number").await
     }
@@ -193,7 +191,6 @@ impl App {
     pub async fn payment_method_make_default(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::PaymentMethodMakeDefault).await?;
         self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        refuse_child_billing(actor)?;
         self.write(|tx| {
             Box::pin(async move {
                 tx.billing_lock(actor.account_id).await?;
@@ -210,7 +207,6 @@ impl App {
     pub async fn payment_method_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::PaymentMethodDelete).await?;
         self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        refuse_child_billing(actor)?;
         self.write(|tx| {
             Box::pin(async move {
                 tx.billing_lock(actor.account_id).await?;

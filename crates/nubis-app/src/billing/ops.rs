@@ -127,6 +127,7 @@ impl App {
     /// Operators: schedules a maintenance window for an instance. Returns its id.
     pub async fn admin_maintenance_schedule(
         &self,
+        _admin: &crate::admin::Admin,
         instance_id: i64,
         kind: &str,
         when: Timestamp,
@@ -150,7 +151,12 @@ impl App {
     }
 
     /// Operators: moves a maintenance window on (`started`, `completed`) or cancels it.
-    pub async fn admin_maintenance_set_status(&self, id: i64, status: &str) -> Result<()> {
+    pub async fn admin_maintenance_set_status(
+        &self,
+        _admin: &crate::admin::Admin,
+        id: i64,
+        status: &str,
+    ) -> Result<()> {
         if !MAINTENANCE_STATUSES.contains(&status) {
             return Err(Error::invalid("status", format!("Must be one of {}", MAINTENANCE_STATUSES.join(", "))));
         }

@@ -18,6 +18,7 @@ use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::firewalls::{DeviceRow, FirewallRow, NewDevice};
+use nubis_store::nodebalancers::BalancerRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -240,15 +241,13 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<FirewallDevice>> {
-        self.authorize(actor, Op::FirewallDeviceList).await?;
-        self.own_firewall(actor, Op::FirewallDeviceList, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceList, firewall_id).await?.into_inner();
         let (rows, results) = self.store.firewall_devices_page(firewall_id, filter, page.page, page.page_size).await?;
         Ok(Page::new(rows.iter().map(device_view).collect(), page, results))
     }
 
     pub async fn firewall_device_get(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<FirewallDevice> {
-        self.authorize(actor, Op::FirewallDeviceGet).await?;
-        self.own_firewall(actor, Op::FirewallDeviceGet, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceGet, firewall_id).await?.into_inner();
         self.store.firewall_device_get(firewall_id, id).await?.as_ref().map(device_view).ok_or(Error::NotFound)
     }
 
@@ -259,8 +258,7 @@ impl App {
         firewall_id: i64,
         input: DeviceCreate,
     ) -> Result<FirewallDevice> {
-        self.authorize(actor, Op::FirewallDeviceCreate).await?;
-        self.own_firewall(actor, Op::FirewallDeviceCreate, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceCreate, firewall_id).await?.into_inner();
         let mut p = Problems::new();
         let kind = match input.kind.as_deref() {
             None => {
@@ -302,8 +300,7 @@ impl App {
     /// Removes a device: the firewall's rules leave that service; other firewalls assigned to
     /// it stay. Event `firewall_device_remove`. Needs read_write on the firewall.
     pub async fn firewall_device_delete(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::FirewallDeviceDelete).await?;
-        self.own_firewall(actor, Op::FirewallDeviceDelete, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceDelete, firewall_id).await?.into_inner();
         let d = self
             .write(|tx| {
                 Box::pin(async move {
@@ -367,9 +364,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Firewall>> {
-        self.authorize(actor, Op::NodebalancerFirewallsList).await?;
-        self.store.nodebalancer_ref(actor.account_id, nodebalancer_id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
         self.service_firewalls(actor, DeviceType::Nodebalancer, nodebalancer_id, filter, page).await
     }
 }

@@ -83,15 +83,6 @@ pub(crate) fn check_group(p: &mut Problems, group: &str) {
 }
 
 impl App {
-    /// An instance of the actor's account the actor may use for `op`: 404 when it does not
-    /// exist, belongs to another account, or a restricted actor has no grant on it; 403 when the
-    /// grant is read_only and the operation writes.
-    pub(crate) async fn own_instance(&self, actor: &Actor, op: Op, id: i64) -> Result<InstanceRow> {
-        let i = self.store.instance_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(i)
-    }
-
     /// The records of some instances, with their addresses read by key.
     pub(crate) async fn instance_views(&self, rows: &[InstanceRow]) -> Result<Vec<Instance>> {
         let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
@@ -167,14 +158,12 @@ impl App {
     }
 
     pub async fn instance_get(&self, actor: &Actor, id: i64) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceGet).await?;
-        let i = self.own_instance(actor, Op::InstanceGet, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceGet, id).await?.into_inner();
         self.instance_view_now(actor, &i).await
     }
 
     pub async fn instance_update(&self, actor: &Actor, id: i64, input: InstanceUpdate) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceUpdate).await?;
-        self.own_instance(actor, Op::InstanceUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceUpdate, id).await?.into_inner();
         let input = &input;
         let i = self
             .write(|tx| {
@@ -220,8 +209,7 @@ impl App {
     /// subnets and VLANs, its firewall attachments go. Refused while it is a balancer back end
     /// or in a pending transfer.
     pub async fn instance_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::InstanceDelete).await?;
-        self.own_instance(actor, Op::InstanceDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
                 let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
@@ -250,8 +238,7 @@ impl App {
 
     /// `GET .../ips`: every address of the instance by kind.
     pub async fn instance_ips_list(&self, actor: &Actor, id: i64) -> Result<InstanceIps> {
-        self.authorize(actor, Op::InstanceIpsList).await?;
-        let i = self.own_instance(actor, Op::InstanceIpsList, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceIpsList, id).await?.into_inner();
         Ok(self.address_book_of_instance(&i).await?.instance_ips(&i))
     }
 
@@ -264,8 +251,7 @@ impl App {
         filter: &nubis_model::filter::Filter,
         page: nubis_model::page::PageRequest,
     ) -> Result<nubis_model::page::Page<Firewall>> {
-        self.authorize(actor, Op::InstanceFirewallsList).await?;
-        self.own_instance(actor, Op::InstanceFirewallsList, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceFirewallsList, id).await?.into_inner();
         self.service_firewalls(actor, DeviceType::Instance, id, filter, page).await
     }
 
@@ -276,8 +262,7 @@ impl App {
         actor: &Actor,
         id: i64,
     ) -> Result<Vec<nubis_model::nodebalancer::NodeBalancer>> {
-        self.authorize(actor, Op::InstanceNodebalancersList).await?;
-        self.own_instance(actor, Op::InstanceNodebalancersList, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceNodebalancersList, id).await?.into_inner();
         self.nodebalancers_of_instance(actor, id).await
     }
 }

@@ -5,6 +5,7 @@
 use nubis_model::grants::GrantKind;
 use nubis_model::instance::Status;
 use nubis_model::{Error, Result, Timestamp};
+use nubis_store::instances::InstanceRow;
 
 use super::instance_entity;
 use crate::App;
@@ -60,8 +61,7 @@ impl App {
     }
 
     async fn instance_power(&self, actor: &Actor, op: Op, id: i64, what: Power) -> Result<()> {
-        self.authorize(actor, op).await?;
-        self.own_instance(actor, op, id).await?;
+        self.lookup_for::<InstanceRow>(actor, op, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
                 let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;

@@ -2,6 +2,7 @@
 //! public IPv4 address goes back to the default name), and removing an IPv4 address from an
 //! instance (never its last public one, never one in active 1:1 NAT).
 
+use nubis_store::instances::InstanceRow;
 use std::net::IpAddr;
 
 use nubis_model::event::EventEntity;
@@ -37,10 +38,7 @@ fn ip_entity(ip: &IpRow) -> EventEntity {
 impl App {
     /// `PUT /v4/networking/ips/{address}`.
     pub async fn ip_update(&self, actor: &Actor, address: &str, input: IpUpdate) -> Result<IpAddress> {
-        self.authorize(actor, Op::IpUpdate).await?;
-        let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop().ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::IpUpdate, ip.instance_id).await?;
+        let ip = self.lookup_for::<IpRow>(actor, Op::IpUpdate, address.to_string()).await?;
         self.rdns_set(actor, &ip, input).await
     }
 
@@ -52,8 +50,7 @@ impl App {
         address: &str,
         input: IpUpdate,
     ) -> Result<IpAddress> {
-        self.authorize(actor, Op::InstanceIpUpdate).await?;
-        self.own_instance(actor, Op::InstanceIpUpdate, instance_id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceIpUpdate, instance_id).await?.into_inner();
         let ip = self.instance_address(actor, instance_id, address).await?;
         self.rdns_set(actor, &ip, input).await
     }
@@ -122,8 +119,7 @@ impl App {
 
     /// `DELETE /v4/compute/instances/{instance_id}/ips/{address}`: removes an IPv4 address.
     pub async fn instance_ip_delete(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<()> {
-        self.authorize(actor, Op::InstanceIpDelete).await?;
-        self.own_instance(actor, Op::InstanceIpDelete, instance_id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceIpDelete, instance_id).await?.into_inner();
         let ip = self.instance_address(actor, instance_id, address).await?;
         if ip.kind != IpKind::Ipv4 {
             return Err(Error::refused("Only IPv4 addresses can be removed from an instance"));

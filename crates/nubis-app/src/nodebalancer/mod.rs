@@ -90,14 +90,6 @@ struct ValidCreate {
 }
 
 impl App {
-    /// A balancer of the actor's account the actor may use for `op` (404 otherwise, 403 when
-    /// the grant is read_only and the operation writes).
-    pub(crate) async fn own_nodebalancer(&self, actor: &Actor, op: Op, id: i64) -> Result<BalancerRow> {
-        let b = self.store.nodebalancer_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(b)
-    }
-
     /// The records of some balancers, with this month's transfer read for them only.
     async fn nodebalancer_views(&self, rows: &[BalancerRow]) -> Result<Vec<NodeBalancer>> {
         let ids: Vec<i64> = rows.iter().map(|b| b.id).collect();
@@ -127,8 +119,7 @@ impl App {
     }
 
     pub async fn nodebalancer_get(&self, actor: &Actor, id: i64) -> Result<NodeBalancer> {
-        self.authorize(actor, Op::NodebalancerGet).await?;
-        let b = self.own_nodebalancer(actor, Op::NodebalancerGet, id).await?;
+        let b = self.lookup_for::<BalancerRow>(actor, Op::NodebalancerGet, id).await?.into_inner();
         self.nodebalancer_view(&b).await
     }
 
@@ -224,8 +215,7 @@ impl App {
     }
 
     pub async fn nodebalancer_update(&self, actor: &Actor, id: i64, input: NodeBalancerUpdate) -> Result<NodeBalancer> {
-        self.authorize(actor, Op::NodebalancerUpdate).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerUpdate, id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         if let Some(l) = &input.label {
             validate::check_label(&mut p, "label", l);
@@ -262,8 +252,7 @@ impl App {
 
     /// Deletes a balancer with its configs and nodes; its listeners stop.
     pub async fn nodebalancer_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::NodebalancerDelete).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerDelete, id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
                 let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
@@ -280,8 +269,7 @@ impl App {
 
     /// `GET .../stats`: connections and traffic of the last day in 5-minute periods.
     pub async fn nodebalancer_stats(&self, actor: &Actor, id: i64) -> Result<NodeBalancerStats> {
-        self.authorize(actor, Op::NodebalancerStats).await?;
-        let b = self.own_nodebalancer(actor, Op::NodebalancerStats, id).await?;
+        let b = self.lookup_for::<BalancerRow>(actor, Op::NodebalancerStats, id).await?.into_inner();
         let now = Timestamp::now().unix();
         let samples = self.store.nb_traffic_since(id, view::stats_since(now)).await?;
         Ok(view::stats(&b, &samples, now))

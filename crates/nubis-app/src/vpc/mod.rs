@@ -15,7 +15,7 @@ use nubis_model::rendered::Rendered;
 use nubis_model::vpc::{Subnet, Vpc, VpcIp};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
-use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcRow};
+use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcParts, VpcRow};
 
 pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 pub(crate) use view::VpcWorld;
@@ -68,14 +68,6 @@ impl App {
         Ok(world.subnet(&world.subnets[0]))
     }
 
-    /// A VPC of the actor's account the actor may use for `op` (404 otherwise, 403 when the
-    /// grant is read_only and the operation writes).
-    async fn own_vpc(&self, actor: &Actor, op: Op, id: i64) -> Result<VpcRow> {
-        let v = self.store.vpc_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(v)
-    }
-
     /// The user whose grants limit what a list shows: the actor, when restricted.
     pub(crate) fn grant_user(actor: &Actor) -> Option<i64> {
         actor.restricted.then_some(actor.user_id)
@@ -105,9 +97,7 @@ impl App {
     }
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
-        self.authorize(actor, Op::VpcGet).await?;
-        let parts = self.store.vpc_parts(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::VpcGet, id).await?;
+        let parts = self.lookup_for::<Arc<VpcParts>>(actor, Op::VpcGet, id).await?;
         let world = VpcWorld::of_subnets(parts.subnets.clone(), parts.interfaces.clone());
         Ok(world.vpc(&parts.vpc))
     }
@@ -165,8 +155,7 @@ impl App {
     }
 
     pub async fn vpc_update(&self, actor: &Actor, id: i64, input: VpcUpdate) -> Result<Vpc> {
-        self.authorize(actor, Op::VpcUpdate).await?;
-        self.own_vpc(actor, Op::VpcUpdate, id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         if let Some(l) = &input.label {
             validate::check_label(&mut p, "label", l);
@@ -197,8 +186,7 @@ impl App {
 
     /// Deletes a VPC and its subnets, or nothing when any subnet is in use.
     pub async fn vpc_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::VpcDelete).await?;
-        self.own_vpc(actor, Op::VpcDelete, id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
                 let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
@@ -224,16 +212,14 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Subnet>> {
-        self.authorize(actor, Op::SubnetList).await?;
-        self.own_vpc(actor, Op::SubnetList, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetList, vpc_id).await?.into_inner();
         let (rows, results) = self.store.subnets_page(vpc_id, filter, page.page, page.page_size).await?;
         let world = self.subnets_world(rows).await?;
         Ok(Page::new(world.subnets.iter().map(|s| world.subnet(s)).collect(), page, results))
     }
 
     pub async fn subnet_get(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetGet).await?;
-        self.own_vpc(actor, Op::SubnetGet, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetGet, vpc_id).await?.into_inner();
         let s = self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
         self.subnet_view(s).await
     }
@@ -241,8 +227,7 @@ impl App {
     /// Creates a subnet; the overlap check and the insert are one transaction, so concurrent
     /// creates of overlapping subnets leave exactly one.
     pub async fn subnet_create(&self, actor: &Actor, vpc_id: i64, input: SubnetCreate) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetCreate).await?;
-        self.own_vpc(actor, Op::SubnetCreate, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetCreate, vpc_id).await?.into_inner();
         let (p, valid) = validate::check_subnet(&input);
         p.finish()?;
         let s = valid.ok_or_else(|| Error::internal("subnet passed its checks without a value"))?;
@@ -279,8 +264,7 @@ impl App {
     }
 
     pub async fn subnet_update(&self, actor: &Actor, vpc_id: i64, id: i64, input: SubnetUpdate) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetUpdate).await?;
-        self.own_vpc(actor, Op::SubnetUpdate, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetUpdate, vpc_id).await?.into_inner();
         self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
         let mut p = Problems::new();
         if input.ipv4.is_some() {
@@ -310,8 +294,7 @@ impl App {
     }
 
     pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::SubnetDelete).await?;
-        self.own_vpc(actor, Op::SubnetDelete, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetDelete, vpc_id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
                 let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
@@ -339,8 +322,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<VpcIp>> {
-        self.authorize(actor, Op::VpcIpsList).await?;
-        self.own_vpc(actor, Op::VpcIpsList, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcIpsList, vpc_id).await?.into_inner();
         self.vpc_ips_page(actor, Some(vpc_id), filter, page).await
     }
 
