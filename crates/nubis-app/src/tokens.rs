@@ -1,5 +1,5 @@
 //! Personal access tokens of the caller: the raw secret is returned once, at creation, and stored
-//! only as its SHA-256 hash.
+//! only as its SHA-256 hash. A token issued to a third-party OAuth application cannot create them.
 
 use nubis_model::account::Token;
 use nubis_model::event::EventEntity;
@@ -11,6 +11,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
+use crate::console::CONSOLE_CLIENT_ID;
 use crate::events::event;
 use crate::{App, retry};
 
@@ -107,6 +108,18 @@ impl App {
             let secret = new_secret();
             let hash = hash_secret_hex(&secret);
             let mut tx = self.store.begin().await?;
+            // A token issued to a third-party OAuth application cannot mint a personal access
+            // token (which would outlive the application and its grant); the console's own
+            // system client may: the console creates tokens for its user.
+            match tx.token_client(actor.token_id).await? {
+                None => return Err(Error::Unauthenticated("Invalid Token".into())),
+                Some(Some(client)) if client != CONSOLE_CLIENT_ID => {
+                    return Err(Error::Forbidden(
+                        "A token issued to an OAuth application cannot create personal access tokens".into(),
+                    ));
+                }
+                Some(_) => {}
+            }
             let mut t = tx
                 .token_insert(&NewToken {
                     user_id: actor.user_id,

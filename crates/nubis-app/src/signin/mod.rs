@@ -2,6 +2,7 @@
 //! throttling and login record, the sessions of the sign-in pages, and the logins operations.
 //! The OAuth 2 rules of the authorization server are in [`oauth`].
 
+mod grants;
 pub mod oauth;
 pub mod password;
 
@@ -91,8 +92,13 @@ impl App {
     }
 
     /// Checks a username and password from `ip`, records the attempt, and returns the user.
-    /// Wrong passwords are throttled per username and per address: over the limit, the attempt
-    /// is refused without checking the password (and still recorded).
+    ///
+    /// Wrong passwords are throttled per (username, address) pair and per address, never per
+    /// username alone, so that failures from elsewhere cannot lock the user out. The attempt is
+    /// recorded (as failed until its password proves right) and counted in one write
+    /// transaction before the password is checked, and the limit applies to the count that
+    /// includes it: of many simultaneous attempts, at most the limit get their password checked.
+    /// Over the limit the password is not checked at all.
     pub async fn signin_password(
         &self,
         username: &str,
@@ -100,41 +106,44 @@ impl App {
         ip: &str,
     ) -> Result<std::result::Result<User, SigninRefusal>> {
         let cfg = &self.config.signin;
-        let since = Timestamp::now().plus_seconds(-cfg.throttle_window_secs);
-        let (by_user, by_ip) = self.store.login_failures_since(username, ip, since).await?;
-        let throttled = by_user >= cfg.throttle_user_failures || by_ip >= cfg.throttle_ip_failures;
-        let user = self.store.user_by_username(username).await?;
-        let ok = match (&user, throttled) {
-            (Some(u), false) => match self.store.user_password_hash(u.id).await? {
-                Some(phc) => verify_blocking(password.to_string(), phc).await?,
-                None => false,
-            },
-            _ => false,
-        };
-        let user = &user;
+        let (attempt, user, throttled) = retry(|| async move {
+            let now = Timestamp::now();
+            let mut tx = self.store.begin().await?;
+            let user = tx.signin_user(username).await?;
+            let id = tx
+                .login_insert(&NewLogin {
+                    account_id: user.as_ref().map(|u| u.account_id),
+                    user_id: user.as_ref().map(|u| u.id),
+                    username,
+                    ip,
+                    datetime: now,
+                    successful: false,
+                    restricted: user.as_ref().is_some_and(|u| u.restricted),
+                })
+                .await?;
+            let since = now.plus_seconds(-cfg.throttle_window_secs);
+            let (by_pair, by_ip) = tx.login_failures_since(username, ip, since).await?;
+            tx.commit().await?;
+            Ok((id, user, by_pair > cfg.throttle_user_failures || by_ip > cfg.throttle_ip_failures))
+        })
+        .await?;
+        if throttled {
+            tracing::warn!(target: "nubis::signin", "sign-in throttled after repeated wrong passwords");
+            return Ok(Err(SigninRefusal::Throttled));
+        }
+        // Unknown users are checked against a dummy hash: the same cost as a real check.
+        let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+        if !check_blocking(stored, password.to_string()).await? {
+            return Ok(Err(SigninRefusal::BadCredentials));
+        }
+        let Some(u) = user else { return Ok(Err(SigninRefusal::BadCredentials)) };
         retry(|| async move {
             let mut tx = self.store.begin().await?;
-            tx.login_insert(&NewLogin {
-                account_id: user.as_ref().map(|u| u.account_id),
-                user_id: user.as_ref().map(|u| u.id),
-                username,
-                ip,
-                datetime: Timestamp::now(),
-                successful: ok,
-                restricted: user.as_ref().is_some_and(|u| u.restricted),
-            })
-            .await?;
+            tx.login_succeeded(attempt).await?;
             tx.commit().await
         })
         .await?;
-        Ok(match (user, ok, throttled) {
-            (Some(u), true, _) => Ok(u.clone()),
-            (_, _, true) => {
-                tracing::warn!(target: "nubis::signin", "sign-in throttled after repeated wrong passwords");
-                Err(SigninRefusal::Throttled)
-            }
-            _ => Err(SigninRefusal::BadCredentials),
-        })
+        Ok(self.store.user_by_id(u.id).await?.ok_or(SigninRefusal::BadCredentials))
     }
 
     /// Starts a session of the sign-in pages; returns its secret (the cookie value).
@@ -172,20 +181,20 @@ impl App {
         .await
     }
 
-    /// Sets a user's password directly (operators: `nubis admin user password`).
+    /// Sets a user's password directly (operators: `nubis admin user password`). As with a
+    /// set-password link, every sign-in session and OAuth grant of the user ends.
     pub async fn admin_user_set_password(&self, username: &str, password: &str) -> Result<()> {
-        let user =
-            self.store.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
-        if user.is_proxy() {
-            return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
-        }
-        if let Some(p) = password::problem(password, &user.username) {
+        if let Some(p) = password::problem(password, username) {
             return Err(Error::invalid("password", p));
         }
         let phc = hash_blocking(password.to_string()).await?;
         let phc = &phc;
         retry(|| async move {
             let mut tx = self.store.begin().await?;
+            let user = tx.signin_user(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
+            if nubis_model::account::UserType::parse(&user.user_type) == nubis_model::account::UserType::Proxy {
+                return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
+            }
             tx.user_set_password(user.id, phc, Timestamp::now()).await?;
             tx.commit().await
         })
@@ -250,6 +259,6 @@ async fn hash_blocking(password: String) -> Result<String> {
     tokio::task::spawn_blocking(move || password::hash(&password)).await.map_err(Error::internal)?
 }
 
-async fn verify_blocking(password: String, phc: String) -> Result<bool> {
-    tokio::task::spawn_blocking(move || password::verify(&password, &phc)).await.map_err(Error::internal)
+async fn check_blocking(stored: Option<String>, password: String) -> Result<bool> {
+    tokio::task::spawn_blocking(move || password::check(stored.as_deref(), &password)).await.map_err(Error::internal)
 }
