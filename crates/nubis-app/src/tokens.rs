@@ -147,10 +147,10 @@ impl App {
         }
         p.finish()?;
         let input = &input;
+        let Some(label) = &input.label else { return self.own_token(actor, id).await };
         retry(|| async move {
-            let t = self.own_token(actor, id).await?;
-            let Some(label) = &input.label else { return Ok(t) };
             let mut tx = self.store.begin().await?;
+            tx.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)?;
             let t = tx.token_update_label(id, label).await?;
             tx.event_insert(&event(actor, "token_update", token_entity(&t)).about_user(actor.user_id).build()).await?;
             tx.commit().await?;
@@ -163,8 +163,8 @@ impl App {
     pub async fn token_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::TokenDelete).await?;
         retry(|| async move {
-            let t = self.own_token(actor, id).await?;
             let mut tx = self.store.begin().await?;
+            let t = tx.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)?;
             tx.token_delete(id).await?;
             tx.event_insert(&event(actor, "token_delete", token_entity(&t)).about_user(actor.user_id).build()).await?;
             tx.commit().await

@@ -6,7 +6,7 @@ mod grants;
 pub mod oauth;
 pub mod password;
 
-use nubis_model::account::User;
+use nubis_model::account::{User, UserType};
 use nubis_model::filter::Filter;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::signin::Login;
@@ -192,7 +192,7 @@ impl App {
         retry(|| async move {
             let mut tx = self.store.begin().await?;
             let user = tx.signin_user(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
-            if nubis_model::account::UserType::parse(&user.user_type) == nubis_model::account::UserType::Proxy {
+            if UserType::parse(&user.user_type) == UserType::Proxy {
                 return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
             }
             tx.user_set_password(user.id, phc, Timestamp::now()).await?;
@@ -203,13 +203,12 @@ impl App {
 
     /// A one-time set-password link for a user (operators, and the first start for `admin`).
     pub async fn admin_password_link(&self, username: &str) -> Result<String> {
-        let user =
-            self.store.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
-        if user.is_proxy() {
-            return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
-        }
         retry(|| async {
             let mut tx = self.store.begin().await?;
+            let user = tx.signin_user(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
+            if UserType::parse(&user.user_type) == UserType::Proxy {
+                return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
+            }
             let link = self.password_link_new(&mut tx, user.id).await?;
             tx.commit().await?;
             Ok(link)
