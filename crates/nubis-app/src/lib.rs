@@ -129,6 +129,3 @@ impl App {
         self.store.ping().await
     }
 }
-
-/// Runs a write operation again when the database reports a transient conflict.
-pub(crate) use nubis_store::retry;

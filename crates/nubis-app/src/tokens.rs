@@ -1,5 +1,5 @@
 //! Personal access tokens of the caller: the raw secret is returned once, at creation, and stored
-//! only as its SHA-256 hash.
+//! only as its SHA-256 hash. A token issued to a third-party OAuth application cannot create them.
 
 use nubis_model::account::Token;
 use nubis_model::event::EventEntity;
@@ -10,9 +10,10 @@ use nubis_store::tokens::NewToken;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
+use crate::console::CONSOLE_CLIENT_ID;
 use crate::events::event;
-use crate::{App, retry};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TokenCreate {
@@ -103,25 +104,38 @@ impl App {
         }
         let (label, scopes, expiry) = validate_create(actor, &input)?;
         let (label, scopes) = (&label, &scopes);
-        retry(|| async move {
-            let secret = new_secret();
-            let hash = hash_secret_hex(&secret);
-            let mut tx = self.store.begin().await?;
-            let mut t = tx
-                .token_insert(&NewToken {
-                    user_id: actor.user_id,
-                    label,
-                    scopes,
-                    secret_hash: &hash,
-                    kind: "pat",
-                    created: Timestamp::now(),
-                    expiry,
-                })
-                .await?;
-            tx.event_insert(&event(actor, "token_create", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await?;
-            t.token = Some(secret);
-            Ok(t)
+        self.write(|tx| {
+            Box::pin(async move {
+                let secret = new_secret();
+                let hash = hash_secret_hex(&secret);
+                // A token issued to a third-party OAuth application cannot mint a personal access
+                // token (which would outlive the application and its grant); the console's own
+                // system client may: the console creates tokens for its user.
+                match tx.token_client(actor.token_id).await? {
+                    None => return Err(Error::Unauthenticated("Invalid Token".into())),
+                    Some(Some(client)) if client != CONSOLE_CLIENT_ID => {
+                        return Err(Error::Forbidden(
+                            "A token issued to an OAuth application cannot create personal access tokens".into(),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+                let mut t = tx
+                    .token_insert(&NewToken {
+                        user_id: actor.user_id,
+                        label,
+                        scopes,
+                        secret_hash: &hash,
+                        kind: "pat",
+                        created: Timestamp::now(),
+                        expiry,
+                    })
+                    .await?;
+                tx.event_insert(&event(actor, "token_create", token_entity(&t)).about_user(actor.user_id).build())
+                    .await?;
+                t.token = Some(secret);
+                Ok(t)
+            })
         })
         .await
     }
@@ -134,14 +148,15 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        retry(|| async move {
-            let t = self.own_token(actor, id).await?;
-            let Some(label) = &input.label else { return Ok(t) };
-            let mut tx = self.store.begin().await?;
-            let t = tx.token_update_label(id, label).await?;
-            tx.event_insert(&event(actor, "token_update", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await?;
-            Ok(t)
+        let Some(label) = &input.label else { return self.own_token(actor, id).await };
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)?;
+                let t = tx.token_update_label(id, label).await?;
+                tx.event_insert(&event(actor, "token_update", token_entity(&t)).about_user(actor.user_id).build())
+                    .await?;
+                Ok(t)
+            })
         })
         .await
     }
@@ -149,12 +164,14 @@ impl App {
     /// Revokes a token at once.
     pub async fn token_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::TokenDelete).await?;
-        retry(|| async move {
-            let t = self.own_token(actor, id).await?;
-            let mut tx = self.store.begin().await?;
-            tx.token_delete(id).await?;
-            tx.event_insert(&event(actor, "token_delete", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let t = tx.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)?;
+                tx.token_delete(id).await?;
+                tx.event_insert(&event(actor, "token_delete", token_entity(&t)).about_user(actor.user_id).build())
+                    .await?;
+                Ok(())
+            })
         })
         .await
     }

@@ -39,6 +39,13 @@ const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nod
 /// (A unique violation that the operation did not turn into a field error runs it once more.)
 const ATTEMPTS: u32 = 30;
 
+/// What a write decided: keep what it did, or keep nothing and answer all the same (an answer
+/// that refuses what was asked, once what it depended on was read).
+pub(crate) enum Decided<T> {
+    Commit(T),
+    RollBack(T),
+}
+
 impl App {
     /// Runs `op` in a write transaction and commits it; runs it again from the start when the
     /// database reports a serialization failure. `op` gets only the transaction: everything it
@@ -46,20 +53,42 @@ impl App {
     pub(crate) async fn write<'a, T>(
         &'a self,
         mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, T>,
-    ) -> Result<T> {
+    ) -> Result<T>
+    where
+        T: 'a,
+    {
+        self.write_or_roll_back(|tx| {
+            let f = op(tx);
+            Box::pin(async move { f.await.map(Decided::Commit) })
+        })
+        .await
+    }
+
+    /// [`App::write`], for an operation that may decide to keep nothing and still answer.
+    pub(crate) async fn write_or_roll_back<'a, T>(
+        &'a self,
+        mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, Decided<T>>,
+    ) -> Result<T>
+    where
+        T: 'a,
+    {
         let mut attempt = 0u32;
         let mut unique_again = self.store.backend() == nubis_store::Backend::Postgres;
         loop {
             let outcome = async {
                 let mut tx = self.store.begin().await?;
-                let value = op(&mut tx).await?;
-                let committed = tx.commit_changes().await?;
-                Ok((value, committed))
+                match op(&mut tx).await? {
+                    Decided::Commit(value) => Ok((value, Some(tx.commit_changes().await?))),
+                    // Dropping the transaction rolls it back.
+                    Decided::RollBack(value) => Ok((value, None)),
+                }
             }
             .await;
             match outcome {
                 Ok((value, committed)) => {
-                    self.after_commit(&committed);
+                    if let Some(c) = committed {
+                        self.after_commit(&c);
+                    }
                     return Ok(value);
                 }
                 Err(Error::Retry) if attempt < ATTEMPTS => {

@@ -146,7 +146,7 @@ pub struct SigninConfig {
     pub session_hours: i64,
     /// Wrong passwords are throttled over this window...
     pub throttle_window_secs: i64,
-    /// ...after this many failures for one username...
+    /// ...after this many failures for one username from one client address...
     pub throttle_user_failures: i64,
     /// ...or this many from one client address.
     pub throttle_ip_failures: i64,
@@ -234,7 +234,8 @@ impl Default for DataplaneConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ControlsConfig {
     /// false: nothing of the test controls is reachable (`/nubis/v1/...` is an unknown route),
-    /// as production deployments want.
+    /// as production deployments want. When the file does not set it, `nubis serve` turns them
+    /// on only for a loopback `--listen` address.
     pub enabled: bool,
 }
 

@@ -119,9 +119,11 @@ impl Store {
         match &self.inner.engine {
             Engine::Lite(l) => {
                 let dir = self.sqlite_snapshot_dir().unwrap_or_default();
-                std::fs::create_dir_all(&dir).map_err(Error::internal)?;
+                crate::files::create_private_dir(&dir).map_err(Error::internal)?;
                 let tmp = dir.join(format!(".{name}.db.tmp"));
                 let _ = std::fs::remove_file(&tmp);
+                // A snapshot holds the whole state: readable by its owner only.
+                crate::files::precreate_sqlite(&tmp).map_err(Error::internal)?;
                 // Holding the write permit: the copy holds only whole transactions.
                 let permit = self.write_permit().await?;
                 let r = l.backup_to(&tmp);

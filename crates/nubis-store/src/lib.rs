@@ -19,6 +19,7 @@ mod children;
 pub mod controls;
 pub(crate) mod db;
 pub mod events;
+pub mod files;
 pub mod firewalls;
 pub mod grants;
 pub mod instances;
@@ -128,6 +129,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(15, "replicas", "0015_replicas.sql"),
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
     migration!(17, "change_notices", "0017_change_notices.sql"),
+    migration!(18, "signin_hardening", "0018_signin_hardening.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
 ];
 

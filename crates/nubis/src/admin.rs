@@ -78,12 +78,12 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             let mut password = String::new();
             std::io::stdin().read_line(&mut password)?;
             let password = password.trim_end_matches(['\r', '\n']);
-            app.admin_user_set_password(&username, password).await.map_err(fail)?;
+            app.admin_user_set_password(admin, &username, password).await.map_err(fail)?;
             println!("password of {username} set");
             Ok(())
         }
         AdminCommand::User(UserCommand::Password { username, password_stdin: false }) => {
-            let link = app.admin_password_link(&username).await.map_err(fail)?;
+            let link = app.admin_password_link(admin, &username).await.map_err(fail)?;
             println!("{link}");
             Ok(())
         }

@@ -95,6 +95,11 @@ pub struct ServeArgs {
     /// Disable the test controls (`/nubis/v1`) entirely, whatever the configuration says.
     #[arg(long, env = "NUBIS_NO_CONTROLS")]
     pub no_controls: bool,
+    /// Enable the test controls (`/nubis/v1`) even when `--listen` is not a loopback address
+    /// (they are on by default only on loopback; `[controls] enabled` in the configuration also
+    /// decides).
+    #[arg(long, env = "NUBIS_CONTROLS", conflicts_with = "no_controls")]
+    pub controls: bool,
     /// An operator token (at least 16 characters) for the test controls, created at start-up if
     /// missing.
     #[arg(long, env = "NUBIS_OPERATOR_TOKEN", hide_env_values = true)]
@@ -109,6 +114,20 @@ impl ServeArgs {
     /// The role, `--no-dataplane` read as `--role api`.
     pub fn role(&self) -> Role {
         if self.no_dataplane { Role::Api } else { self.role }
+    }
+
+    /// Whether the test controls are served: `--no-controls` turns them off and `--controls` on;
+    /// otherwise `[controls] enabled` when the configuration file sets it; otherwise on only when
+    /// the API listens on a loopback address, so that a server reachable from other hosts never
+    /// serves them unless asked to.
+    pub fn controls_enabled(&self, configured: Option<bool>) -> bool {
+        if self.no_controls {
+            return false;
+        }
+        if self.controls {
+            return true;
+        }
+        configured.unwrap_or_else(|| self.listen.ip().is_loopback())
     }
 }
 

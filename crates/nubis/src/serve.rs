@@ -24,7 +24,10 @@ pub async fn open_with(
 ) -> anyhow::Result<(App, Admin)> {
     let mut config = crate::config::load(state.config.as_deref())?;
     adjust(&mut config);
-    std::fs::create_dir_all(&state.data_dir).with_context(|| format!("creating {}", state.data_dir.display()))?;
+    // The data directory holds the database, the admin token and mail with set-password
+    // links: created readable by its owner only.
+    nubis_store::files::create_private_dir(&state.data_dir)
+        .with_context(|| format!("creating {}", state.data_dir.display()))?;
     let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
@@ -32,9 +35,8 @@ pub async fn open_with(
 }
 
 fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = dir.join("admin-token");
-    let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&path)?;
+    // 0600, also when a file of that name was there before.
+    let mut f = nubis_store::files::create_private_file(&dir.join("admin-token"))?;
     writeln!(f, "{secret}")?;
     Ok(())
 }
@@ -72,8 +74,11 @@ pub(crate) async fn shutdown_signal() {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(args.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let no_controls = args.no_controls;
-    let (app, admin) = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
+    let controls = args.controls_enabled(crate::config::controls_setting(args.state.config.as_deref())?);
+    let (app, admin) = open_with(&args.state, |c| c.controls.enabled = controls).await?;
+    if controls && !args.listen.ip().is_loopback() {
+        tracing::warn!(listen = %args.listen, "the test controls (/nubis/v1) are on for a non-loopback address");
+    }
     let role = args.role();
     if role == Role::Dataplane {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
@@ -129,7 +134,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     app.set_listen_url(format!("http://{addr}"));
     if first_run.is_some() {
         // Printed, never logged: the link sets the owner's password once.
-        let link = app.admin_password_link(nubis_app::admin::BOOTSTRAP_USERNAME).await?;
+        let link = app.admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME).await?;
         println!("nubis: set the password of 'admin' (the link works once): {link}");
     }
     // The console's line comes first: scripts wait for the "listening" line and may stop reading.
