@@ -39,7 +39,7 @@ impl App {
     pub async fn ipv6_pool_list(&self, actor: &Actor) -> Result<Vec<Ipv6Pool>> {
         self.authorize(actor, Op::Ipv6PoolList).await?;
         let ids: Vec<String> = self.catalog.regions.iter().map(|r| r.view.id.clone()).collect();
-        let regions = self.store.instance_regions(actor.account_id, Self::grant_user(actor), &ids).await?;
+        let regions = self.store.instance_regions(actor.account_id(), Self::grant_user(actor), &ids).await?;
         Ok(self
             .catalog
             .regions
@@ -58,7 +58,7 @@ impl App {
     pub async fn ipv6_range_list(&self, actor: &Actor) -> Result<Vec<Ipv6Range>> {
         self.authorize(actor, Op::Ipv6RangeList).await?;
         // At most one range per region: the list is bounded by the catalog, not the account.
-        let ranges = self.store.ranges_of_account(actor.account_id).await?;
+        let ranges = self.store.ranges_of_account(actor.account_id()).await?;
         let visible = self.visible(actor, GrantKind::Instance, ranges.to_vec(), |r| r.instance_id).await?;
         Ok(visible.iter().map(AddressBook::range).collect())
     }
@@ -80,7 +80,7 @@ impl App {
     /// `GET /v4/networking/ipv6/ranges/{range}`.
     pub async fn ipv6_range_get(&self, actor: &Actor, range: &str) -> Result<Ipv6RangeView> {
         let r = self.lookup_for::<RangeRow>(actor, Op::Ipv6RangeGet, range.to_string()).await?.into_inner();
-        let shares = self.store.shares_of_account(actor.account_id).await?;
+        let shares = self.store.shares_of_account(actor.account_id()).await?;
         let mut instances = vec![r.instance_id];
         instances.extend(shares.iter().filter(|s| s.address == r.range_start).map(|s| s.instance_id));
         Ok(Ipv6RangeView {
@@ -99,7 +99,7 @@ impl App {
         let r = &r;
         self.write(|tx| {
             Box::pin(async move {
-                let now = tx.ranges_of_account_tx(actor.account_id).await?;
+                let now = tx.ranges_of_account_tx(actor.account_id()).await?;
                 let r = now.iter().find(|x| x.id == r.id).ok_or(Error::NotFound)?;
                 if !tx.shares_of_address(&r.range_start).await?.is_empty() {
                     return Err(Error::refused("A shared IPv6 range cannot be deleted; stop sharing it first"));
@@ -159,7 +159,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     let inst = tx
-                        .instance_lock(instance_id, actor.account_id)
+                        .instance_lock(instance_id, actor.account_id())
                         .await?
                         .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
                     let slaac = tx
@@ -173,7 +173,7 @@ impl App {
                         .region(&inst.region)
                         .ok_or_else(|| Error::internal(format!("region {} is not configured", inst.region)))?;
                     let in_region = tx.ranges_in_region(&inst.region).await?;
-                    if in_region.iter().any(|r| r.account_id == actor.account_id) {
+                    if in_region.iter().any(|r| r.account_id == actor.account_id()) {
                         return Err(Error::refused(ONE_PER_REGION));
                     }
                     if in_region.iter().any(|r| r.instance_id == instance_id) {
@@ -190,7 +190,7 @@ impl App {
                         .range_insert(&NewRange {
                             range_start: &net.network().to_string(),
                             prefix,
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             region: &inst.region,
                             instance_id,
                             route_target: &slaac.address,
@@ -211,7 +211,7 @@ impl App {
 
     /// The instance a new range is routed to: by id, or by its SLAAC address; read_write needed.
     async fn range_target_instance(&self, actor: &Actor, id: Option<i64>, slaac: Option<&str>) -> Result<i64> {
-        let book = self.address_book(actor.account_id).await?;
+        let book = self.address_book(actor.account_id()).await?;
         let (found, field) = match (id, slaac) {
             (Some(id), _) => (book.instances.iter().find(|i| i.id == id).map(|i| i.id), "instance_id"),
             (None, Some(a)) => (

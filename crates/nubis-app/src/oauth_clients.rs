@@ -102,7 +102,7 @@ fn is_redirect_uri(u: &str) -> bool {
 /// A client of the actor's account, read in a write transaction (404 as [`App::own_client`]).
 async fn own_client_in(tx: &mut nubis_store::Tx<'_>, actor: &Actor, id: &str) -> Result<OAuthClient> {
     match tx.oauth_client_get(id).await? {
-        Some((c, _)) if c.account_id == actor.account_id => Ok(c),
+        Some((c, _)) if c.account_id == actor.account_id() => Ok(c),
         _ => Err(Error::NotFound),
     }
 }
@@ -134,7 +134,7 @@ impl App {
     /// client, which is no row of any account).
     async fn own_client(&self, actor: &Actor, id: &str) -> Result<OAuthClient> {
         match self.store.oauth_client_get(id).await? {
-            Some((c, _)) if c.account_id == actor.account_id => Ok(c),
+            Some((c, _)) if c.account_id == actor.account_id() => Ok(c),
             _ => Err(Error::NotFound),
         }
     }
@@ -146,7 +146,7 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<OAuthClient>> {
         self.authorize(actor, Op::OauthClientList).await?;
-        let (data, n) = self.store.oauth_clients_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.oauth_clients_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data.into_iter().map(|c| self.with_urls(c)).collect(), page, n))
     }
 
@@ -176,7 +176,7 @@ impl App {
                 let mut c = tx
                     .oauth_client_insert(&NewClient {
                         id: &id_bytes,
-                        account_id: actor.account_id,
+                        account_id: actor.account_id(),
                         label: input.label.as_deref().unwrap_or_default(),
                         redirect_uri: input.redirect_uri.as_deref().unwrap_or_default(),
                         public: input.public.unwrap_or(false),

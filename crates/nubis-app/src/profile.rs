@@ -62,8 +62,8 @@ fn validate(u: &ProfileUpdate) -> Result<()> {
 
 impl App {
     async fn own_user(&self, actor: &Actor) -> Result<nubis_model::account::User> {
-        let user = self.store.user_by_id(actor.user_id).await?;
-        user.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
+        let user = self.store.user_by_id(actor.user_id()).await?;
+        user.filter(|u| u.account_id == actor.account_id()).ok_or(Error::NotFound)
     }
 
     pub async fn profile_get(&self, actor: &Actor) -> Result<Profile> {
@@ -78,7 +78,7 @@ impl App {
         self.write(|tx| {
             Box::pin(async move {
                 // The preferences are one JSON value: the ones given are set on those read here.
-                let user = tx.user_by_id(actor.user_id).await?.filter(|u| u.account_id == actor.account_id);
+                let user = tx.user_by_id(actor.user_id()).await?.filter(|u| u.account_id == actor.account_id());
                 let user = user.ok_or(Error::NotFound)?;
                 let mut prefs: ProfilePrefs = user.prefs.clone();
                 if let Some(t) = &input.timezone {
@@ -113,10 +113,10 @@ impl App {
     /// is allowed); otherwise the caller's grants, leaving out entities without access.
     pub async fn profile_grants(&self, actor: &Actor) -> Result<Option<GrantsView>> {
         self.authorize(actor, Op::ProfileGrants).await?;
-        if !actor.restricted {
+        if !actor.restricted() {
             return Ok(None);
         }
-        let mut view = self.grants_view(actor.account_id, actor.user_id).await?;
+        let mut view = self.grants_view(actor.account_id(), actor.user_id()).await?;
         for kind in nubis_model::grants::GrantKind::ALL {
             view.kind_mut(kind).retain(|g| g.permissions.is_some());
         }

@@ -52,7 +52,7 @@ impl App {
     /// operation needs read_write.
     pub(crate) async fn lookup_for<E: Entity>(&self, actor: &Actor, op: Op, key: E::Key) -> Result<Authorized<E>> {
         self.authorize_policy(actor, op).await?;
-        let row = E::find(self, actor.account_id, key).await?.ok_or(Error::NotFound)?;
+        let row = E::find(self, actor.account_id(), key).await?.ok_or(Error::NotFound)?;
         let Grant::Entity(kind, need) = op.policy().grant else {
             return Err(Error::internal(format!("{} has no entity grant to look an entity up for", op.name())));
         };

@@ -15,20 +15,54 @@ pub use policy::{Grant, Op, Policy};
 
 use crate::App;
 
-/// The authenticated caller of an operation.
+/// The authenticated caller of an operation. Made only here, by authentication (a token, a
+/// console session's token, or an operator acting as an account's owner); read-only elsewhere.
 #[derive(Debug, Clone)]
 pub struct Actor {
-    pub token_id: i64,
-    pub user_id: i64,
-    pub username: String,
-    pub account_id: i64,
-    pub restricted: bool,
-    pub user_type: UserType,
-    pub scopes: Scopes,
+    token_id: i64,
+    user_id: i64,
+    username: String,
+    account_id: i64,
+    restricted: bool,
+    user_type: UserType,
+    scopes: Scopes,
     /// The scopes as the token states them (for the `X-OAuth-Scopes` header).
-    pub scopes_text: String,
+    scopes_text: String,
     /// The actor's account is a child account (billing writes are refused).
-    pub in_child_account: bool,
+    in_child_account: bool,
+}
+
+impl Actor {
+    /// The token the caller presented (0 for an operator acting as an owner).
+    pub fn token_id(&self) -> i64 {
+        self.token_id
+    }
+    pub fn user_id(&self) -> i64 {
+        self.user_id
+    }
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+    pub fn account_id(&self) -> i64 {
+        self.account_id
+    }
+    pub fn restricted(&self) -> bool {
+        self.restricted
+    }
+    pub fn user_type(&self) -> UserType {
+        self.user_type
+    }
+    pub fn scopes(&self) -> &Scopes {
+        &self.scopes
+    }
+    /// The scopes as the token states them (for the `X-OAuth-Scopes` header).
+    pub fn scopes_text(&self) -> &str {
+        &self.scopes_text
+    }
+    /// The caller's account is a child account.
+    pub fn in_child_account(&self) -> bool {
+        self.in_child_account
+    }
 }
 
 /// SHA-256 of a token secret: tokens are stored and looked up only by this hash.
@@ -70,6 +104,24 @@ impl App {
             scopes,
             scopes_text: c.scopes.clone(),
             in_child_account: c.account_parent_id.is_some(),
+        })
+    }
+
+    /// The operator acting as the owner of an account (fixtures create its resources through
+    /// the same operations as the API): an owner's actor with every scope, bound to no token.
+    pub(crate) async fn act_as_owner(&self, _admin: &crate::admin::Admin, owner_id: i64) -> Result<Actor> {
+        let owner = self.store.user_by_id(owner_id).await?.filter(|u| u.is_owner).ok_or(Error::NotFound)?;
+        let account = self.store.account_get(owner.account_id).await?.ok_or(Error::NotFound)?;
+        Ok(Actor {
+            token_id: 0,
+            user_id: owner.id,
+            username: owner.username,
+            account_id: owner.account_id,
+            restricted: false,
+            user_type: owner.user_type,
+            scopes: Scopes::parse("*").map_err(Error::Internal)?,
+            scopes_text: "*".into(),
+            in_child_account: account.parent_id.is_some(),
         })
     }
 

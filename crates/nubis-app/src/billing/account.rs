@@ -111,7 +111,7 @@ impl App {
 
     pub async fn account_get(&self, actor: &Actor) -> Result<AccountView> {
         self.authorize(actor, Op::AccountGet).await?;
-        self.account_view(actor.account_id).await
+        self.account_view(actor.account_id()).await
     }
 
     /// `PUT /v4/account` (spec 2.4): all-or-nothing, every failing field reported at once.
@@ -120,11 +120,11 @@ impl App {
         let input = &input;
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.billing_lock(actor.account_id).await?;
+                let b = tx.billing_lock(actor.account_id()).await?;
                 let changes = validate::account_update(input, &b.country, &b.state, &b.zip)?;
                 if let Some(c) = &changes.company {
-                    let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let is_parent = tx.account_is_parent(actor.account_id).await?;
+                    let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let is_parent = tx.account_is_parent(actor.account_id()).await?;
                     if is_parent && *c != a.company {
                         return Err(Error::invalid(
                             "company",
@@ -132,12 +132,12 @@ impl App {
                         ));
                     }
                 }
-                tx.billing_update_contact(actor.account_id, &changes).await?;
+                tx.billing_update_contact(actor.account_id(), &changes).await?;
                 Ok(())
             })
         })
         .await?;
-        self.account_view(actor.account_id).await
+        self.account_view(actor.account_id()).await
     }
 
     fn settings_of(b: &nubis_store::billing::BillingRow) -> AccountSettings {
@@ -152,7 +152,7 @@ impl App {
 
     pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsGet).await?;
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+        let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
         Ok(Self::settings_of(&b))
     }
 
@@ -162,7 +162,7 @@ impl App {
         let b = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.billing_lock(actor.account_id).await?;
+                    let b = tx.billing_lock(actor.account_id()).await?;
                     let mut p = nubis_model::Problems::new();
                     if input.managed.is_some_and(|m| m != b.managed) {
                         p.add(
@@ -174,9 +174,9 @@ impl App {
                         p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
                     }
                     p.finish()?;
-                    tx.billing_set_settings(actor.account_id, input.backups_enabled, input.network_helper, None)
+                    tx.billing_set_settings(actor.account_id(), input.backups_enabled, input.network_helper, None)
                         .await?;
-                    tx.billing_lock(actor.account_id).await
+                    tx.billing_lock(actor.account_id()).await
                 })
             })
             .await?;
@@ -187,12 +187,12 @@ impl App {
     pub async fn account_managed_enable(&self, actor: &Actor) -> Result<()> {
         self.authorize(actor, Op::AccountManagedEnable).await?;
         self.write(|tx| Box::pin(async move {
-            let b = tx.billing_lock(actor.account_id).await?;
+            let b = tx.billing_lock(actor.account_id()).await?;
             if b.managed {
                 return Ok(());
             }
-            tx.billing_set_settings(actor.account_id, None, None, Some(true)).await?;
-            let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.billing_set_settings(actor.account_id(), None, None, Some(true)).await?;
+            let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
             tx.outbox_insert(
                 Some(a.id),
                 &a.email,
@@ -201,7 +201,7 @@ impl App {
                     "Hello,\n\n{} enabled the managed service for the nubis account {}.\n\
                      Add the services to monitor, and the contacts to reach, and we will watch them around the clock.\n\n\
                      -- nubis\n",
-                    actor.username, a.euuid
+                    actor.username(), a.euuid
                 ),
             )
             .await?;
@@ -244,7 +244,7 @@ impl App {
         if comments.chars().count() > 2048 {
             return Err(Error::invalid("comments", "Must be at most 2048 characters"));
         }
-        let (account_id, now, comments) = (actor.account_id, Timestamp::now(), &comments);
+        let (account_id, now, comments) = (actor.account_id(), Timestamp::now(), &comments);
         let key = uuid::Uuid::new_v4().simple().to_string();
         let key_ref = &key;
         let plan = self
@@ -344,7 +344,7 @@ async fn refuse_active_children(tx: &mut Tx<'_>, account_id: i64) -> Result<()> 
 /// what was charged), metering stops, its instances shut down (returned, for the runtime) and
 /// its tokens stop working.
 async fn cancel_now(tx: &mut Tx<'_>, actor: &Actor, now: Timestamp, comments: &str) -> Result<Vec<i64>> {
-    let account_id = actor.account_id;
+    let account_id = actor.account_id();
     engine::close_until(tx, account_id, now).await?;
     tx.meters_close_account(account_id, now).await?;
     let mut stopping = Vec::new();
@@ -357,7 +357,8 @@ async fn cancel_now(tx: &mut Tx<'_>, actor: &Actor, now: Timestamp, comments: &s
             _ => None,
         };
         if let Some(next) = next {
-            tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now).await?;
+            tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, actor.username(), now)
+                .await?;
             stopping.push(i.id);
         }
     }

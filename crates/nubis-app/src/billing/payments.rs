@@ -73,13 +73,13 @@ fn required(p: &mut Problems, field: &str, v: &Option<String>) {
 impl App {
     pub async fn payment_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Payment>> {
         self.authorize(actor, Op::PaymentList).await?;
-        let (data, n) = self.store.payments_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.payments_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn payment_get(&self, actor: &Actor, id: i64) -> Result<Payment> {
         self.authorize(actor, Op::PaymentGet).await?;
-        self.store.payment_get(actor.account_id, id).await?.ok_or(Error::NotFound)
+        self.store.payment_get(actor.account_id(), id).await?.ok_or(Error::NotFound)
     }
 
     /// Takes a payment: recorded as pending (checked against the balance, less the payments
@@ -94,7 +94,7 @@ impl App {
                 Error::invalid("usd", "Must be an amount in dollars such as 5.00 or $120.50 (no commas, with cents)")
             })?,
         };
-        let account_id = actor.account_id;
+        let account_id = actor.account_id();
         let key = uuid::Uuid::new_v4().simple().to_string();
         let (input, key_ref) = (&input, &key);
         let pending = self
@@ -186,13 +186,13 @@ impl App {
 
     pub async fn invoice_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Invoice>> {
         self.authorize(actor, Op::InvoiceList).await?;
-        let (data, n) = self.store.invoices_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.invoices_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn invoice_get(&self, actor: &Actor, id: i64) -> Result<Invoice> {
         self.authorize(actor, Op::InvoiceGet).await?;
-        self.store.invoice_get(actor.account_id, id).await?.ok_or(Error::NotFound)
+        self.store.invoice_get(actor.account_id(), id).await?.ok_or(Error::NotFound)
     }
 
     pub async fn invoice_item_list(
@@ -203,7 +203,7 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<InvoiceItem>> {
         self.authorize(actor, Op::InvoiceItemList).await?;
-        self.store.invoice_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+        self.store.invoice_get(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
         let (data, n) = self.store.invoice_items_page(id, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }

@@ -78,14 +78,14 @@ impl App {
         self.write(|tx| {
             Box::pin(async move {
                 let now = Timestamp::now();
-                tx.billing_lock(actor.account_id).await?;
-                let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+                tx.billing_lock(actor.account_id()).await?;
+                let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
                 if a.active_since <= now.minus_days(PROMO_ACCOUNT_DAYS) {
                     return Err(Error::refused(format!(
                         "Promo codes can be added only during an account's first {PROMO_ACCOUNT_DAYS} days"
                     )));
                 }
-                if tx.promotion_of(actor.account_id).await?.is_some() {
+                if tx.promotion_of(actor.account_id()).await?.is_some() {
                     return Err(Error::refused("The account already has a promotional credit"));
                 }
                 let p = self
@@ -93,11 +93,11 @@ impl App {
                     .await?
                     .filter(|p| p.expires > now)
                     .ok_or_else(|| Error::invalid("promo_code", "Invalid or expired promo code"))?;
-                tx.promotion_insert(actor.account_id, &p, now)
+                tx.promotion_insert(actor.account_id(), &p, now)
                     .await
                     .map_err(|e| e.unique_as("promo_code", "The account already has a promotional credit"))?;
                 let row =
-                    tx.promotion_of(actor.account_id).await?.ok_or_else(|| Error::internal("promotion written"))?;
+                    tx.promotion_of(actor.account_id()).await?.ok_or_else(|| Error::internal("promotion written"))?;
                 Ok(promotion_view(&row))
             })
         })

@@ -14,7 +14,6 @@
 use crate::admin::Admin;
 use std::collections::HashMap;
 
-use nubis_model::account::UserType;
 use nubis_model::scope::Scopes;
 use nubis_model::{Error, FieldError, Result, Timestamp};
 use nubis_store::tokens::NewToken;
@@ -26,7 +25,7 @@ use utoipa::ToSchema;
 
 use super::Operator;
 use crate::App;
-use crate::auth::{Actor, hash_secret_hex};
+use crate::auth::hash_secret_hex;
 
 /// Name of the snapshot that undoes a refused fixture file.
 const UNDO: &str = "nubis-fixtures-undo";
@@ -333,17 +332,7 @@ impl App {
                     report.tokens += 1;
                 }
             }
-            let actor = Actor {
-                token_id: 0,
-                user_id: owner.id,
-                username: owner.username.clone(),
-                account_id: owner.account_id,
-                restricted: false,
-                user_type: UserType::Default,
-                scopes: Scopes::parse("*").map_err(Error::Internal)?,
-                scopes_text: "*".into(),
-                in_child_account: account.parent_id.is_some(),
-            };
+            let actor = self.act_as_owner(admin, owner.id).await?;
             let mut refs = Refs::default();
             for (j, item) in a.vpcs.iter().enumerate() {
                 let p = format!("{path}.vpcs[{j}]");

@@ -90,7 +90,7 @@ pub(crate) async fn attach_device(
     let label = match kind {
         DeviceType::Instance => {
             let i = tx
-                .instance_lock(entity_id, actor.account_id)
+                .instance_lock(entity_id, actor.account_id())
                 .await?
                 .ok_or_else(|| Error::invalid(field, not_found(kind)))?;
             if i.live_migration {
@@ -106,7 +106,7 @@ pub(crate) async fn attach_device(
             i.label
         }
         DeviceType::Nodebalancer => {
-            tx.nodebalancer_lock(entity_id, actor.account_id)
+            tx.nodebalancer_lock(entity_id, actor.account_id())
                 .await?
                 .ok_or_else(|| Error::invalid(field, not_found(kind)))?
                 .label
@@ -138,7 +138,7 @@ pub(crate) async fn attach_device(
     let d = tx
         .firewall_device_insert(&NewDevice {
             firewall_id: f.id,
-            account_id: actor.account_id,
+            account_id: actor.account_id(),
             kind,
             entity_id,
             entity_label: &label,
@@ -169,7 +169,7 @@ pub(crate) async fn attach_at_creation(
     field: &str,
 ) -> Result<DeviceRow> {
     let f = tx
-        .firewall_lock(firewall_id, actor.account_id)
+        .firewall_lock(firewall_id, actor.account_id())
         .await?
         .ok_or_else(|| Error::invalid(field, "Firewall not found"))?;
     refuse_live_migration(tx, &f, Some(field)).await?;
@@ -189,8 +189,8 @@ impl App {
         field: &str,
     ) -> Result<()> {
         let exists = match kind {
-            DeviceType::Instance => self.store.instance_get(actor.account_id, id).await?.is_some(),
-            DeviceType::Nodebalancer => self.store.nodebalancer_ref(actor.account_id, id).await?.is_some(),
+            DeviceType::Instance => self.store.instance_get(actor.account_id(), id).await?.is_some(),
+            DeviceType::Nodebalancer => self.store.nodebalancer_ref(actor.account_id(), id).await?.is_some(),
         };
         let access = if exists {
             self.require_permission(actor, grant_kind(kind), id, Permission::ReadWrite).await
@@ -217,7 +217,7 @@ impl App {
         firewall_id: i64,
         field: &str,
     ) -> Result<()> {
-        let exists = self.store.firewall_get(actor.account_id, firewall_id).await?.is_some();
+        let exists = self.store.firewall_get(actor.account_id(), firewall_id).await?.is_some();
         let access = if exists {
             self.require_permission(actor, GrantKind::Firewall, firewall_id, Permission::ReadWrite).await
         } else {
@@ -284,7 +284,7 @@ impl App {
         let d = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(firewall_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &f, None).await?;
                     let d = attach_device(tx, actor, &f, kind, entity_id, "id").await?;
                     Ok(d)
@@ -304,7 +304,7 @@ impl App {
         let d = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(firewall_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let d = tx
                         .firewall_devices(firewall_id)
                         .await?
@@ -345,7 +345,7 @@ impl App {
         let (rows, results) = self
             .store
             .firewalls_page(
-                actor.account_id,
+                actor.account_id(),
                 Self::grant_user(actor),
                 Some((kind, id)),
                 filter,

@@ -188,7 +188,7 @@ impl App {
         self.authorize(actor, Op::FirewallList).await?;
         let (rows, results) = self
             .store
-            .firewalls_page(actor.account_id, Self::grant_user(actor), None, filter, page.page, page.page_size)
+            .firewalls_page(actor.account_id(), Self::grant_user(actor), None, filter, page.page, page.page_size)
             .await?;
         Ok(Page::new(rows.iter().map(firewall_view).collect(), page, results))
     }
@@ -264,7 +264,7 @@ impl App {
                 Box::pin(async move {
                     let f = tx
                         .firewall_insert(&NewFirewall {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &v.label,
                             rules: &v.rules,
                             tags: &v.tags,
@@ -273,8 +273,8 @@ impl App {
                         .await
                         .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
                     tx.event_insert(&firewall_event(actor, "firewall_create", &f)).await?;
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
                     }
                     let mut p = Problems::new();
                     let wanted = v
@@ -334,7 +334,7 @@ impl App {
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let before = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &before, None).await?;
                     let change = status.filter(|s| *s != before.status);
                     if change == Some(FirewallStatus::Enabled) {
@@ -395,7 +395,7 @@ impl App {
         let balancers = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &f, None).await?;
                     let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
                     tx.firewall_delete(id).await?;
@@ -421,7 +421,7 @@ impl App {
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let before = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let rules = parse_rules_update(body, "", &before.rules).map_err(Error::Invalid)?;
                     refuse_live_migration(tx, &before, None).await?;
                     let f = tx.firewall_set_rules(id, &rules, Timestamp::now()).await?;

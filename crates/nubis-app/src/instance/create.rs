@@ -254,7 +254,7 @@ impl App {
         self.authorize(actor, Op::InstanceCreate).await?;
         let usernames: Vec<String> = match &input.authorized_users {
             Some(_) => {
-                self.store.users_of_account(actor.account_id).await?.iter().map(|u| u.username.clone()).collect()
+                self.store.users_of_account(actor.account_id()).await?.iter().map(|u| u.username.clone()).collect()
             }
             None => Vec::new(),
         };
@@ -306,14 +306,14 @@ impl App {
         let host_uuid = hex::encode(rand::rng().random::<[u8; 20]>());
         let inst = tx
             .instance_insert(&NewInstance {
-                account_id: actor.account_id,
+                account_id: actor.account_id(),
                 label,
                 region,
                 kind: &v.kind,
                 image: v.image.as_deref(),
                 status: Status::Provisioning.name(),
                 target_status: target.name(),
-                op_username: &actor.username,
+                op_username: actor.username(),
                 root_pass_hash: hash,
                 tags: &v.tags,
                 group: &v.group,
@@ -334,7 +334,7 @@ impl App {
         self.billing_meter_instance(tx, &inst).await?;
         let pool = Ipv4Pool::public(v.region.public_ipv4, v.region.public_prefix)
             .map_err(|e| Error::internal(format!("region {region}: {e}")))?;
-        let public = allocate_ipv4(tx, &pool, actor.account_id, region, id, true).await?.address;
+        let public = allocate_ipv4(tx, &pool, actor.account_id(), region, id, true).await?.address;
         let mac = MacAddr::from_seed(id as u64);
         let slaac = slaac_address(v.region.ipv6_pool, mac)
             .ok_or_else(|| Error::internal(format!("region {region}: the IPv6 pool has no room for SLAAC")))?;
@@ -346,7 +346,7 @@ impl App {
                 v4: None,
                 kind,
                 public,
-                account_id: actor.account_id,
+                account_id: actor.account_id(),
                 region,
                 instance_id: id,
                 created: now,
@@ -354,14 +354,14 @@ impl App {
             tx.ip_insert(&n).await?;
         }
         if v.private_ip {
-            allocate_ipv4(tx, &self.private_pool, actor.account_id, region, id, false).await?;
+            allocate_ipv4(tx, &self.private_pool, actor.account_id(), region, id, false).await?;
         }
-        create_interfaces(tx, actor.account_id, id, region, &public, &v.interfaces).await?;
+        create_interfaces(tx, actor.account_id(), id, region, &public, &v.interfaces).await?;
         if let Some(f) = v.firewall_id {
             crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
         }
-        if actor.restricted {
-            tx.grant_set(actor.user_id, GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
+        if actor.restricted() {
+            tx.grant_set(actor.user_id(), GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
         }
         let e = tx
             .event_insert(
@@ -371,7 +371,7 @@ impl App {
                     .build(),
             )
             .await?;
-        tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), &actor.username, now)
+        tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), actor.username(), now)
             .await
     }
 }

@@ -67,7 +67,7 @@ pub(crate) fn check_label(p: &mut Problems, label: &str) {
 /// Tags: 3..50 characters each; only unrestricted users may set them (403).
 pub(crate) fn check_tags(actor: &Actor, p: &mut Problems, tags: Option<&Vec<String>>) -> Result<()> {
     let Some(tags) = tags else { return Ok(()) };
-    if actor.restricted {
+    if actor.restricted() {
         return Err(Error::Forbidden("Only unrestricted users may add or modify tags".into()));
     }
     for (i, t) in tags.iter().enumerate() {
@@ -152,7 +152,7 @@ impl App {
         self.authorize(actor, Op::InstanceList).await?;
         let (rows, results) = self
             .store
-            .instances_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .instances_page(actor.account_id(), Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         Ok(nubis_model::page::Page::new(self.instance_views(&rows).await?, page, results))
     }
@@ -169,7 +169,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     // The alerts given are merged into the instance's current ones, read here.
-                    let current = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let current = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     if let Some(l) = &input.label {
                         check_label(&mut p, l);
@@ -212,7 +212,7 @@ impl App {
         self.lookup_for::<InstanceRow>(actor, Op::InstanceDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let blockers = instance_delete_blockers(tx, &i).await?;
                 if !blockers.is_empty() {
                     return Err(Error::Invalid(blockers));

@@ -64,7 +64,7 @@ impl App {
         self.lookup_for::<InstanceRow>(actor, op, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let status = Status::parse(&i.status).unwrap_or(Status::Offline);
                 let after = Status::parse(&i.target_status).unwrap_or(Status::Offline);
                 let (now_in, target, action) = transition(what, status, after).map_err(Error::refused)?;
@@ -81,7 +81,7 @@ impl App {
                     now_in.name(),
                     target.name(),
                     Some(e),
-                    &actor.username,
+                    actor.username(),
                     Timestamp::now(),
                 )
                 .await?;

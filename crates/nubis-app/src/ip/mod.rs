@@ -72,7 +72,7 @@ impl App {
             IpListing { public_prefixes: &public_prefixes, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
         let (rows, results) = self
             .store
-            .ips_page(actor.account_id, Self::grant_user(actor), &listing, filter, page.page, page.page_size)
+            .ips_page(actor.account_id(), Self::grant_user(actor), &listing, filter, page.page, page.page_size)
             .await?;
         let ips: Vec<IpRow> =
             rows.iter().filter_map(|r| if let IpListed::Ip(i) = r { Some(i.clone()) } else { None }).collect();
@@ -97,7 +97,7 @@ impl App {
     pub async fn instance_ip_get(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpAddress> {
         self.lookup_for::<InstanceRow>(actor, Op::InstanceIpGet, instance_id).await?.into_inner();
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        let ip = self.store.ips_by_addresses(actor.account_id(), &[canonical]).await?.pop();
         let ip = ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)?;
         Ok(self.address_book_of_ips(std::slice::from_ref(&ip)).await?.record(&ip, false))
     }
@@ -137,7 +137,7 @@ impl App {
     async fn allocate_for(&self, actor: &Actor, inst: &InstanceRow, public: bool) -> Result<IpAddress> {
         let id = inst.id;
         let row = self.write(|tx| Box::pin(async move {
-            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
             let mine = tx.ips_of_instance(id).await?;
             let pool = if public {
                 if !i.extra_ipv4_allowed {
@@ -155,7 +155,7 @@ impl App {
                 }
                 self.private_pool
             };
-            let a = crate::instance::allocate_ipv4(tx, &pool, actor.account_id, &i.region, id, public).await?;
+            let a = crate::instance::allocate_ipv4(tx, &pool, actor.account_id(), &i.region, id, public).await?;
             tx.event_insert(
                 &event(actor, "instance_addip", instance_entity(&i))
                     .visible_with(GrantKind::Instance, id)

@@ -57,7 +57,7 @@ impl App {
 
     async fn instance_address(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpRow> {
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        let ip = self.store.ips_by_addresses(actor.account_id(), &[canonical]).await?.pop();
         ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)
     }
 
@@ -75,7 +75,7 @@ impl App {
                     return Err(Error::invalid("rdns", "Must be a host name such as www.example.com"));
                 }
                 let addr: IpAddr = ip.address.parse().map_err(Error::internal)?;
-                let lookup = if self.controls.faults.take_rdns_lookup(actor.account_id) {
+                let lookup = if self.controls.faults.take_rdns_lookup(actor.account_id()) {
                     Err(format!("the lookup of {} failed (injected fault)", normalize(&name)))
                 } else {
                     self.dns.resolves_to(&name, addr).await
@@ -101,7 +101,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     // The address may have moved to an instance the grant was not checked on: not found.
-                    let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == owner);
+                    let ip = tx.ip_get(actor.account_id(), address).await?.filter(|i| i.instance_id == owner);
                     let ip = ip.ok_or(Error::NotFound)?;
                     let row = tx.ip_set_rdns(ip.id, rdns.as_deref()).await?;
                     tx.event_insert(
@@ -127,8 +127,8 @@ impl App {
         let address = &ip.address;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(instance_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == instance_id);
+                let inst = tx.instance_lock(instance_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                let ip = tx.ip_get(actor.account_id(), address).await?.filter(|i| i.instance_id == instance_id);
                 let ip = ip.ok_or(Error::NotFound)?;
                 let mine = tx.ips_of_instance(instance_id).await?;
                 if ip.public && mine.iter().filter(|i| i.kind == IpKind::Ipv4 && i.public).count() <= 1 {

@@ -84,7 +84,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let c = insert_config(tx, actor, &b, fields, nodes, &mut p).await?;
                     p.finish()?;
@@ -117,7 +117,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
@@ -142,7 +142,7 @@ impl App {
             .into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let c = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                 tx.event_insert(&nb_event(actor, "nodebalancer_config_delete", &b, Some(config_entity(&b, &c))))
                     .await?;
@@ -174,7 +174,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let fields = validate::resolve_config(&mut p, Some(&cur.f), input);

@@ -113,7 +113,7 @@ impl App {
         self.authorize(actor, Op::NodebalancerList).await?;
         let (rows, results) = self
             .store
-            .nodebalancers_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .nodebalancers_page(actor.account_id(), Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         Ok(Page::new(self.nodebalancer_views(&rows).await?, page, results))
     }
@@ -204,8 +204,9 @@ impl App {
                         p.extend_prefixed(&format!("configs[{i}]"), cp);
                     }
                     p.finish()?;
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite))
+                            .await?;
                     }
                     Ok(b)
                 })
@@ -231,7 +232,7 @@ impl App {
         let b = self
             .write(|tx| {
                 Box::pin(async move {
-                    let cur = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let cur = tx.nodebalancer_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let b = tx
                         .nodebalancer_update(
                             id,
@@ -255,7 +256,7 @@ impl App {
         self.lookup_for::<BalancerRow>(actor, Op::NodebalancerDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
                 tx.nodebalancer_delete(id).await?;
                 crate::billing::meter_stop(tx, "nodebalancer", id).await?;
@@ -279,7 +280,7 @@ impl App {
     /// with a node on one of the instance's private addresses.
     pub(crate) async fn nodebalancers_of_instance(&self, actor: &Actor, instance_id: i64) -> Result<Vec<NodeBalancer>> {
         let ids = self.store.nb_ids_of_instance(instance_id).await?;
-        let mine = self.store.nodebalancers_by_ids(actor.account_id, &ids).await?;
+        let mine = self.store.nodebalancers_by_ids(actor.account_id(), &ids).await?;
         let visible = self.visible(actor, GrantKind::Nodebalancer, mine, |b| b.id).await?;
         self.nodebalancer_views(&visible).await
     }
@@ -300,7 +301,7 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
         Some(l) => l.clone(),
         None => {
             let mut l = generated_label();
-            while tx.nodebalancer_label_taken(actor.account_id, &l).await? {
+            while tx.nodebalancer_label_taken(actor.account_id(), &l).await? {
                 l = generated_label();
             }
             l
@@ -308,7 +309,7 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
     };
     let ipv6 = ipv6_of(&v.region, u32::from(a)).to_string();
     let n = NewBalancer {
-        account_id: actor.account_id,
+        account_id: actor.account_id(),
         label: &label,
         region: &v.region.view.id,
         ipv4: &a.to_string(),

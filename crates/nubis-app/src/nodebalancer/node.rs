@@ -218,7 +218,7 @@ impl App {
         let n = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let n = insert_node(tx, actor, &b, &c, f, &mut p).await?;
@@ -244,7 +244,7 @@ impl App {
         let n = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                     let existing = tx.nb_nodes_of_config(config_id).await?;
                     let cur = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
@@ -274,7 +274,7 @@ impl App {
         self.lookup_for::<(BalancerRow, NodeRow)>(actor, Op::NodebalancerNodeDelete, (nb_id, config_id, id)).await?;
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                 let existing = tx.nb_nodes_of_config(config_id).await?;
                 let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;

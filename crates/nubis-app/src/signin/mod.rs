@@ -235,14 +235,14 @@ impl App {
     /// `GET /v4/account/logins`: successful logins of every user of the account, last 90 days.
     pub async fn account_login_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Login>> {
         self.authorize(actor, Op::AccountLoginList).await?;
-        let scope = LoginScope { account_id: actor.account_id, user_id: None, since: self.logins_since() };
+        let scope = LoginScope { account_id: actor.account_id(), user_id: None, since: self.logins_since() };
         let (data, n) = self.store.logins_page(&scope, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn account_login_get(&self, actor: &Actor, id: i64) -> Result<Login> {
         self.authorize(actor, Op::AccountLoginGet).await?;
-        let scope = LoginScope { account_id: actor.account_id, user_id: None, since: self.logins_since() };
+        let scope = LoginScope { account_id: actor.account_id(), user_id: None, since: self.logins_since() };
         self.store.login_get(&scope, id).await?.ok_or(Error::NotFound)
     }
 
@@ -250,7 +250,7 @@ impl App {
     pub async fn profile_logins(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Login>> {
         self.authorize(actor, Op::ProfileLogins).await?;
         let scope =
-            LoginScope { account_id: actor.account_id, user_id: Some(actor.user_id), since: self.logins_since() };
+            LoginScope { account_id: actor.account_id(), user_id: Some(actor.user_id()), since: self.logins_since() };
         let (data, n) = self.store.logins_page(&scope, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }

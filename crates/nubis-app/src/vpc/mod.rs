@@ -70,7 +70,7 @@ impl App {
 
     /// The user whose grants limit what a list shows: the actor, when restricted.
     pub(crate) fn grant_user(actor: &Actor) -> Option<i64> {
-        actor.restricted.then_some(actor.user_id)
+        actor.restricted().then_some(actor.user_id())
     }
 
     pub async fn vpc_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Vpc>> {
@@ -88,9 +88,9 @@ impl App {
         let user = Self::grant_user(actor);
         let query = format!("{filter:?} {} {}", page.page, page.page_size);
         self.store
-            .cached_page("vpcs", actor.account_id, user, query, || async move {
+            .cached_page("vpcs", actor.account_id(), user, query, || async move {
                 let (rows, results) =
-                    self.store.vpcs_page(actor.account_id, user, filter, page.page, page.page_size).await?;
+                    self.store.vpcs_page(actor.account_id(), user, filter, page.page, page.page_size).await?;
                 Ok(Rendered::new(Page::new(self.vpc_views(&rows).await?, page, results)))
             })
             .await
@@ -114,7 +114,7 @@ impl App {
                     let now = Timestamp::now();
                     let v = tx
                         .vpc_insert(&NewVpc {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &valid.label,
                             description: &valid.description,
                             region: &valid.region,
@@ -131,7 +131,7 @@ impl App {
                         let row = tx
                             .subnet_insert(&NewSubnet {
                                 vpc_id: v.id,
-                                account_id: actor.account_id,
+                                account_id: actor.account_id(),
                                 label: &s.label,
                                 ipv4: &s.net.to_string(),
                                 first_v4: s.first(),
@@ -143,8 +143,8 @@ impl App {
                         tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
                         rows.push(row);
                     }
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
                     }
                     Ok((v, rows))
                 })
@@ -168,7 +168,7 @@ impl App {
         let v = self
             .write(|tx| {
                 Box::pin(async move {
-                    tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    tx.vpc_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let v = tx
                         .vpc_update(id, input.label.as_deref(), input.description.as_deref(), Timestamp::now())
                         .await
@@ -189,7 +189,7 @@ impl App {
         self.lookup_for::<VpcRow>(actor, Op::VpcDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let v = tx.vpc_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let subnets = tx.subnets_of_vpc(id).await?;
                 refuse_used_subnets(tx, id, None, &subnets).await?;
                 tx.event_insert(&event(actor, "vpc_delete", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
@@ -235,7 +235,7 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
                         return Err(Error::invalid(
                             "ipv4",
@@ -245,7 +245,7 @@ impl App {
                     let row = tx
                         .subnet_insert(&NewSubnet {
                             vpc_id,
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &s.label,
                             ipv4: &s.net.to_string(),
                             first_v4: s.first(),
@@ -278,8 +278,8 @@ impl App {
         let s = self
             .write(|tx| {
                 Box::pin(async move {
-                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let label = input.label.as_deref().unwrap_or(&s.label);
                     let s = tx
                         .subnet_update_label(id, label, Timestamp::now())
@@ -297,8 +297,8 @@ impl App {
         self.lookup_for::<VpcRow>(actor, Op::SubnetDelete, vpc_id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 refuse_used_subnets(tx, vpc_id, Some(id), std::slice::from_ref(&s)).await?;
                 tx.subnet_delete(id).await?;
                 tx.event_insert(&subnet_event(actor, "subnet_delete", &s, &v)).await?;
@@ -335,7 +335,7 @@ impl App {
     ) -> Result<Page<VpcIp>> {
         let (rows, results) = self
             .store
-            .vpc_ips_page(actor.account_id, vpc_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .vpc_ips_page(actor.account_id(), vpc_id, Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         let mut subnet_ids: Vec<i64> = rows.iter().filter_map(|f| f.interface.subnet_id).collect();
         subnet_ids.sort_unstable();

@@ -182,6 +182,24 @@ async fn only_the_console_may_create_personal_access_tokens_with_an_oauth_token(
     app.get("/profile").await.ok();
     app.post("/profile/tokens", json!({"label": "forever"})).await.status_is(403);
     assert_eq!(app.get("/profile/tokens").await.ok()["results"], 0);
+    // Nor a proxy user's token for a child account (the account is made a parent here).
+    let euuid = api.get("/account").await.ok()["euuid"].as_str().unwrap().to_string();
+    let (ok, _, err) = s.admin(&[
+        "account",
+        "create",
+        "--company",
+        "Kid Co",
+        "--username",
+        "kid-owner",
+        "--email",
+        "k@example.com",
+        "--parent",
+        &euuid,
+    ]);
+    assert!(ok, "{err}");
+    let child = api.get("/account/child-accounts").await.ok()["data"][0]["euuid"].as_str().unwrap().to_string();
+    api.post_empty(&format!("/account/child-accounts/{child}/token")).await.ok();
+    app.post_empty(&format!("/account/child-accounts/{child}/token")).await.status_is(403);
 
     // The console, with its own token for cy, creates one.
     let mut console = Browser::new();
