@@ -156,3 +156,14 @@ async fn a_bad_chunk_after_the_head_was_forwarded_cuts_the_response_and_closes_t
     rig.rec.wait_closed(0).await;
     rig.dp.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interim_responses_reach_http11_clients_only() {
+    let early = b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    let answers = vec![Answer { bytes: early.to_vec(), close: false }, Answer { bytes: early.to_vec(), close: false }];
+    let rig = rig(answers).await;
+    assert_eq!(exchange(rig.lb, GET, false).await.statuses(), vec![103, 200]);
+    // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client.
+    assert_eq!(exchange(rig.lb, GET10, false).await.statuses(), vec![200]);
+    rig.dp.handle.shutdown().await;
+}

@@ -10,6 +10,8 @@
 //! `Transfer-Encoding` but a single `chunked`; `Transfer-Encoding` in HTTP/1.0 or with
 //! `Content-Length`.
 
+use std::mem::MaybeUninit;
+
 use super::chunked::{Chunked, Framing};
 use super::framing::{self, ConnectionOpts, ContentLength, Hdr, Target};
 use crate::sticky;
@@ -116,9 +118,10 @@ fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 
 /// Parses a request head in `buf` and writes the head to send to the back end into `out`.
 pub(super) fn prepare(buf: &[u8], out: &mut Vec<u8>, client_ip: &[u8], https: bool) -> Result<Prepared, Reject> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(buf) {
+    // Left uninitialized: httparse writes the fields it finds (3.2 KiB less to clear per parse).
+    let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match req.parse_with_uninit_headers(buf, &mut headers) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Err(Reject::Partial),
         Err(httparse::Error::TooManyHeaders) => return Err(Reject::Bad("too many fields")),

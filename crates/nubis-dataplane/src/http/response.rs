@@ -10,6 +10,8 @@
 //! passed on with `Connection: close`. A chunked body for an HTTP/1.0 client is decoded and
 //! ends at close.
 
+use std::mem::MaybeUninit;
+
 use super::chunked::{Chunked, Framing};
 use super::framing::{self, ConnectionOpts, ContentLength, Hdr, ResponseCodings};
 use super::request::MAX_HEADERS;
@@ -70,13 +72,14 @@ fn scan(headers: &[httparse::Header<'_>]) -> Result<Fields, &'static str> {
 /// Parses a response head in `rbuf`; when it must change, writes the new head into `out`.
 /// `Ok(None)` while the head is incomplete.
 pub(super) fn inspect(rbuf: &[u8], out: &mut Vec<u8>, ctx: &ReqCtx) -> Result<Option<RespInfo>, &'static str> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let head_len = match resp.parse(rbuf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err("malformed response head"),
-    };
+    let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let head_len =
+        match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, rbuf, &mut headers) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err("malformed response head"),
+        };
     let status = resp.code.ok_or("no status")?;
     if !(100..=599).contains(&status) || (status == 101 && !ctx.upgrade) {
         return Err("unexpected status");
