@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The data plane's differential test compares with HAProxy; it fails without it unless
+# NUBIS_SKIP_HAPROXY=1.
+scripts/haproxy.sh || echo "!!! HAProxy is not installed: the differential framing test will fail (NUBIS_SKIP_HAPROXY=1 skips it)"
+
 echo "==> cargo test (SQLite)"
 cargo test --workspace --locked
 
