@@ -31,7 +31,7 @@ pub async fn open_with(
     let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
-    Ok(App::new(store, config)?)
+    App::new(store, config).map_err(crate::refusal::plain)
 }
 
 fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
@@ -84,7 +84,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
     }
 
-    let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await?;
+    let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await.map_err(crate::refusal::flag)?;
     if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {
             write_admin_token(&args.state.data_dir, secret)?;
@@ -99,7 +99,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     if let Some(t) = &args.operator_token {
-        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t)).await?;
+        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t))
+            .await
+            .map_err(crate::refusal::flag)?;
     }
     if let Some(path) = &args.fixtures {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -111,7 +113,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(url) => Transport::Smtp(url.clone()),
         None => Transport::Files(args.state.data_dir.join("outbox")),
     };
-    let mailer = app.spawn_mailer(transport)?;
+    let mailer = app.spawn_mailer(transport).map_err(crate::refusal::plain)?;
     // Invoices close at each month's end (also those missed while nubis was stopped).
     let billing =
         app.spawn_billing_closer(std::time::Duration::from_secs(app.config().billing.close_interval_secs.max(1)));
@@ -119,7 +121,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settler =
         app.spawn_payment_settler(std::time::Duration::from_secs(app.config().billing.settle_interval_secs.max(1)));
     // Instances left mid-transition by the last run (a crash, a restart) complete now.
-    let resumed = app.runtime_resume().await?;
+    let resumed = app.runtime_resume().await.map_err(crate::refusal::plain)?;
     if resumed > 0 {
         tracing::info!(resumed, "resumed instance transitions");
     }
@@ -134,7 +136,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     app.set_listen_url(format!("http://{addr}"));
     if first_run.is_some() {
         // Printed, never logged: the link sets the owner's password once.
-        let link = app.admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME).await?;
+        let link = app
+            .admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME)
+            .await
+            .map_err(crate::refusal::plain)?;
         println!("nubis: set the password of 'admin' (the link works once): {link}");
     }
     // The console's line comes first: scripts wait for the "listening" line and may stop reading.
