@@ -15,6 +15,7 @@ pub mod firewall;
 pub mod grants;
 pub mod instance;
 pub mod ip;
+pub mod money;
 pub mod nodebalancer;
 pub mod object;
 pub mod page;
