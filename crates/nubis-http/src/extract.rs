@@ -41,17 +41,17 @@ impl std::ops::Deref for Auth {
     }
 }
 
+/// The token of an `Authorization: Bearer` (or `token`) header.
+pub fn bearer(parts: &Parts) -> Option<&str> {
+    let h = parts.headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")).or_else(|| h.strip_prefix("token ")).map(str::trim)
+}
+
 impl FromRequestParts<ApiState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Self::Rejection> {
-        let header = parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        let token = header
-            .and_then(|h| {
-                h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")).or_else(|| h.strip_prefix("token "))
-            })
-            .map(str::trim)
-            .ok_or_else(|| ApiError(Error::Unauthenticated("Invalid Token".into())))?;
+        let token = bearer(parts).ok_or_else(|| ApiError(Error::Unauthenticated("Invalid Token".into())))?;
         let actor = state.app.authenticate(token).await?;
         let meta = parts.extensions.get::<Arc<RequestMeta>>().cloned();
         if let Some(m) = &meta {

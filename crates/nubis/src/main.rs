@@ -6,6 +6,7 @@ mod admin_billing;
 mod cli;
 mod config;
 mod controls;
+mod dataplane;
 mod dataplane_role;
 mod logging;
 mod refusal;

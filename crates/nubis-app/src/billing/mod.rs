@@ -9,6 +9,7 @@ pub mod methods;
 pub mod ops;
 pub mod payments;
 pub mod promo;
+pub mod requests;
 mod settle;
 mod validate;
 
