@@ -54,6 +54,8 @@ pub struct AppInner {
     pub(crate) mail_kick: Notify,
     /// What runs instances (the simulated driver unless [`App::new_with_driver`] says otherwise).
     pub(crate) driver: Arc<dyn runtime::Driver>,
+    /// The netns runtime behind the driver, when `[runtime] driver = "netns"`.
+    pub(crate) netns: Option<Arc<runtime::netns::Netns>>,
     /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
     pub(crate) private_pool: Ipv4Pool,
     /// Forward DNS, checked before reverse DNS is set.
@@ -77,13 +79,35 @@ impl std::ops::Deref for App {
 
 impl App {
     /// Builds the application over an opened store. The configuration is checked here.
-    pub fn new(store: Store, config: Config) -> Result<App> {
+    pub fn new(store: Store, mut config: Config) -> Result<App> {
+        config.apply_runtime();
+        if config.runtime.driver == nubis_model::config::DriverKind::Netns {
+            let tag = &config.runtime.host_tag;
+            if !nubis_netns::Names::valid_tag(tag) {
+                return Err(Error::Internal("configuration: runtime.host_tag: at most 4 of a-z0-9".into()));
+            }
+            let netns = runtime::netns::Netns::new(&config.runtime, tag);
+            let driver = Arc::new(runtime::netns::NetnsDriver(netns.clone()));
+            let app = Self::build(store, config, driver, Some(netns.clone()))?;
+            netns.bind_app(&app);
+            return Ok(app);
+        }
         let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
         Self::new_with_driver(store, config, driver)
     }
 
     /// The same, with another instance driver.
-    pub fn new_with_driver(store: Store, config: Config, driver: Arc<dyn runtime::Driver>) -> Result<App> {
+    pub fn new_with_driver(store: Store, mut config: Config, driver: Arc<dyn runtime::Driver>) -> Result<App> {
+        config.apply_runtime();
+        Self::build(store, config, driver, None)
+    }
+
+    fn build(
+        store: Store,
+        config: Config,
+        driver: Arc<dyn runtime::Driver>,
+        netns: Option<Arc<runtime::netns::Netns>>,
+    ) -> Result<App> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         let private_pool = config
             .network
@@ -101,6 +125,7 @@ impl App {
             catalog,
             mail_kick: Notify::new(),
             driver,
+            netns,
             private_pool,
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
@@ -126,3 +151,9 @@ impl App {
 
 /// Runs a write operation again when the database reports a transient conflict.
 pub(crate) use nubis_store::retry;
+
+/// What the netns driver lacks on this host (one line each; empty: nothing), for
+/// `nubis admin runtime check`.
+pub fn runtime_missing_on_host(state_dir: &str) -> Vec<String> {
+    nubis_netns::check::missing(std::path::Path::new(state_dir))
+}

@@ -14,6 +14,7 @@
 pub mod accounts;
 pub mod backup;
 pub mod billing;
+pub mod boot_data;
 mod cache;
 mod children;
 pub mod controls;
@@ -129,6 +130,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
     migration!(17, "change_notices", "0017_change_notices.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
+    migration!(20, "instance_boot_data", "0020_instance_boot_data.sql"),
 ];
 
 impl Store {
