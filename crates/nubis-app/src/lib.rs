@@ -157,3 +157,8 @@ pub(crate) use nubis_store::retry;
 pub fn runtime_missing_on_host(state_dir: &str) -> Vec<String> {
     nubis_netns::check::missing(std::path::Path::new(state_dir))
 }
+
+/// `nubis admin runtime sweep`: everything every nubis made on this host removed.
+pub async fn runtime_sweep_host(state_dir: &str) -> Result<()> {
+    nubis_netns::sweep(std::path::Path::new(state_dir)).await.map_err(|e| Error::Internal(e.to_string()))
+}

@@ -228,3 +228,22 @@ mod tests {
         assert!(s.contains("hostname 'web-1'"));
     }
 }
+
+/// Stops every instance init recorded under `state_dir` (every server's, `nubis*/i*/init.pid`)
+/// at once and removes the instances' directories. For the sweeper.
+pub async fn kill_all(state_dir: &Path) {
+    let Ok(servers) = std::fs::read_dir(state_dir) else { return };
+    for server in servers.flatten() {
+        let name = server.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("nubis") {
+            continue;
+        }
+        let tag = &name["nubis".len()..];
+        let procs = Procs::new(Names::new(tag, state_dir));
+        for id in procs.known() {
+            let _ = procs.stop(id, Duration::ZERO).await;
+            procs.remove_state(id);
+        }
+        let _ = std::fs::remove_dir_all(server.path());
+    }
+}

@@ -38,6 +38,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             return Ok(());
         }
         AdminCommand::Runtime(RuntimeCommand::Check) => return crate::serve::runtime_check(&args.state),
+        AdminCommand::Runtime(RuntimeCommand::Sweep) => return crate::serve::runtime_sweep(&args.state).await,
         _ => {}
     }
     let app = crate::serve::open(&args.state).await?;

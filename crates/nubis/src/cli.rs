@@ -314,6 +314,10 @@ pub enum MaintenanceCommand {
 pub enum RuntimeCommand {
     /// Says whether `[runtime] driver = "netns"` can run on this host, and what is missing.
     Check,
+    /// Removes everything every nubis made on this host (instance processes, `nubis*` network
+    /// namespaces, links, nftables tables, routes). Only while no server runs: for tests, and
+    /// after an uninstall.
+    Sweep,
 }
 
 #[derive(Subcommand)]

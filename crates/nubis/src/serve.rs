@@ -73,6 +73,14 @@ fn nubis_netns_check(state_dir: &str) -> Vec<String> {
     nubis_app::runtime_missing_on_host(state_dir)
 }
 
+/// `nubis admin runtime sweep`.
+pub async fn runtime_sweep(state: &StateArgs) -> anyhow::Result<()> {
+    let config = runtime_config(state)?;
+    nubis_app::runtime_sweep_host(&config.runtime.state_dir).await.map_err(crate::admin::fail)?;
+    println!("removed everything nubis made on this host");
+    Ok(())
+}
+
 fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join("admin-token");
