@@ -129,6 +129,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
     }
 
+    // The netns driver: the host made to match the database before anything moves.
+    if let Err(e) = app.runtime_start().await {
+        let line = match e {
+            nubis_model::Error::Internal(m) => m,
+            e => e.to_string(),
+        };
+        eprintln!("nubis: {line}");
+        std::process::exit(2);
+    }
     let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await?;
     if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {
@@ -163,15 +172,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Payments left waiting for the gateway's answer are settled; refunds due are given back.
     let settler =
         app.spawn_payment_settler(std::time::Duration::from_secs(app.config().billing.settle_interval_secs.max(1)));
-    // The netns driver: the host made to match the database before anything moves.
-    if let Err(e) = app.runtime_start().await {
-        let line = match e {
-            nubis_model::Error::Internal(m) => m,
-            e => e.to_string(),
-        };
-        eprintln!("nubis: {line}");
-        std::process::exit(2);
-    }
     // Instances left mid-transition by the last run (a crash, a restart) complete now.
     let resumed = app.runtime_resume().await?;
     if resumed > 0 {

@@ -13,6 +13,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod addresses;
 mod common;
 mod firewall;
 mod metadata;
