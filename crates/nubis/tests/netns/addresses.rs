@@ -67,3 +67,41 @@ async fn serve_refuses_the_netns_driver_without_privileges_and_the_check_says_wh
     assert!(text.contains("missing: CAP_NET_ADMIN") && text.contains("missing: CAP_SYS_ADMIN"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn ipv6_addresses_are_inside_and_nothing_routes_outwards() {
+    let _sweep = Sweeper::new();
+    let server = server().await;
+    let api = server.api();
+    let a = instance(&api, json!({ "label": "six" })).await;
+    let id = a["id"].as_i64().unwrap();
+    let ips = api.get(&format!("/linode/instances/{id}/ips")).await;
+    let slaac = ips.ok()["ipv6"]["slaac"]["address"].as_str().unwrap().to_string();
+    let link_local = ips.ok()["ipv6"]["link_local"]["address"].as_str().unwrap().to_string();
+    let (_, out) = in_ns(id, &["ip", "-6", "-j", "addr", "show", "dev", "eth0"]);
+    assert!(out.contains(&slaac) && out.contains(&link_local), "{out}");
+
+    // No packet of an instance can leave the machine: the fabric namespace forwards nothing and
+    // routes nowhere, the host drops whatever it would forward from or to nubis's links, and
+    // nubis's ranges are unreachable on the host beyond its own links.
+    let ns = ns_of(id);
+    let prefix = ns.rsplit_once("-i").unwrap().0.to_string();
+    let fabric = format!("{prefix}-fabric");
+    let sh = |args: &[&str]| {
+        let o = std::process::Command::new(args[0]).args(&args[1..]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(sh(&["ip", "netns", "exec", &fabric, "cat", "/proc/sys/net/ipv4/ip_forward"]).trim(), "0");
+    assert_eq!(sh(&["ip", "-n", &fabric, "route", "show"]).trim(), "");
+    let guard = sh(&["nft", "list", "table", "inet", &prefix]);
+    assert!(
+        guard.contains(&format!("iifname \"{prefix}*\" drop"))
+            && guard.contains(&format!("oifname \"{prefix}*\" drop")),
+        "{guard}"
+    );
+    let routes = sh(&["ip", "route", "show"]);
+    assert!(
+        routes.contains("unreachable 198.18.0.0/15") && routes.contains("unreachable 192.168.128.0/17"),
+        "{routes}"
+    );
+}

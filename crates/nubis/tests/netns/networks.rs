@@ -73,3 +73,30 @@ async fn a_vlan_reaches_only_its_members() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_vpc_only_instance_is_reached_at_its_1_1_nat_address() {
+    let _sweep = Sweeper::new();
+    let server = server().await;
+    let api = server.api();
+    let subnet = vpc(&api).await;
+    let i = instance(
+        &api,
+        json!({ "label": "nat-only", "private_ip": false, "metadata": { "user_data": http_server_user_data(8000) },
+                "interfaces": [{ "purpose": "vpc", "subnet_id": subnet, "primary": true,
+                                 "ipv4": { "vpc": "10.0.0.20", "nat_1_1": "any" } }] }),
+    )
+    .await;
+    let id = i["id"].as_i64().unwrap();
+    let ips = api.get(&format!("/linode/instances/{id}/ips")).await;
+    let vpc_ip = &ips.ok()["ipv4"]["vpc"][0];
+    let public = vpc_ip["nat_1_1"].as_str().expect("a 1:1 NAT address").to_string();
+    serving(id, "10.0.0.20").await;
+    let url = format!("http://{public}:8000/");
+    let body = eventually(30, "the NAT address answering", || {
+        let url = url.clone();
+        async move { host_get(&url).await }
+    })
+    .await;
+    assert_eq!(body, "I am nat-only");
+}
