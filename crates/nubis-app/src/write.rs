@@ -78,10 +78,10 @@ impl App {
         if committed.wrote_any(BALANCER_TABLES) {
             self.balancers_changed();
         }
-        if let Some(n) = &self.netns {
-            if committed.wrote_any(crate::runtime::netns::TABLES) {
-                n.kick();
-            }
+        if let Some(n) = &self.netns
+            && committed.wrote_any(crate::runtime::netns::TABLES)
+        {
+            n.kick();
         }
     }
 }

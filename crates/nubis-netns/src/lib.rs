@@ -108,6 +108,14 @@ pub fn netns_path(name: &str) -> PathBuf {
     Path::new("/run/netns").join(name)
 }
 
+/// Removes everything any nubis made on this host: stops the instances' processes recorded
+/// under `state_dir`, deletes every `nubis*` namespace, link and table and the unreachable
+/// routes. For tests and after an uninstall; never while a server runs.
+pub async fn sweep(state_dir: &Path) -> Result<()> {
+    procs::kill_all(state_dir).await;
+    net::Net::new(Names::new("", state_dir)).remove_everything(true).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,12 +130,4 @@ mod tests {
         assert!(n.region_link(999).len() <= 15);
         assert!(Names::valid_tag("ab12") && !Names::valid_tag("abcde") && !Names::valid_tag("A"));
     }
-}
-
-/// Removes everything any nubis made on this host: stops the instances' processes recorded
-/// under `state_dir`, deletes every `nubis*` namespace, link and table and the unreachable
-/// routes. For tests and after an uninstall; never while a server runs.
-pub async fn sweep(state_dir: &Path) -> Result<()> {
-    procs::kill_all(state_dir).await;
-    net::Net::new(Names::new("", state_dir)).remove_everything(true).await
 }

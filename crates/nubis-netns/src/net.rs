@@ -326,10 +326,10 @@ async fn addresses(ns: Option<&str>) -> Result<BTreeMap<String, BTreeSet<String>
         let name = l["ifname"].as_str().unwrap_or_default().to_string();
         let set = out.entry(name).or_default();
         for a in list(&l["addr_info"]) {
-            if let (Some(local), Some(len)) = (a["local"].as_str(), a["prefixlen"].as_u64()) {
-                if let Ok(net) = format!("{local}/{len}").parse::<IpNet>() {
-                    set.insert(net.to_string());
-                }
+            if let (Some(local), Some(len)) = (a["local"].as_str(), a["prefixlen"].as_u64())
+                && let Ok(net) = format!("{local}/{len}").parse::<IpNet>()
+            {
+                set.insert(net.to_string());
             }
         }
     }

@@ -214,21 +214,6 @@ pub fn read_console(path: &Path) -> String {
     std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hostnames_are_quoted_for_the_shell() {
-        assert_eq!(quote("web-1"), "'web-1'");
-        assert_eq!(quote("a'b"), "'a'\\''b'");
-        let p = Procs::new(Names::new("t", Path::new("/run/nubis")));
-        let s = p.script(3, "web-1");
-        assert!(s.contains("S='/run/nubis/nubist/i3'"));
-        assert!(s.contains("hostname 'web-1'"));
-    }
-}
-
 /// Stops every instance init recorded under `state_dir` (every server's, `nubis*/i*/init.pid`)
 /// at once and removes the instances' directories. For the sweeper.
 pub async fn kill_all(state_dir: &Path) {
@@ -245,5 +230,20 @@ pub async fn kill_all(state_dir: &Path) {
             procs.remove_state(id);
         }
         let _ = std::fs::remove_dir_all(server.path());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostnames_are_quoted_for_the_shell() {
+        assert_eq!(quote("web-1"), "'web-1'");
+        assert_eq!(quote("a'b"), "'a'\\''b'");
+        let p = Procs::new(Names::new("t", Path::new("/run/nubis")));
+        let s = p.script(3, "web-1");
+        assert!(s.contains("S='/run/nubis/nubist/i3'"));
+        assert!(s.contains("hostname 'web-1'"));
     }
 }

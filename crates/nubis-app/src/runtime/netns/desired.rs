@@ -61,29 +61,28 @@ impl App {
             let r = d.regions.entry(region).or_default();
             if let Some(nic) = spec.nics.iter().find(|n| n.segment == Segment::Region(region)) {
                 for a in &nic.addresses {
-                    if let IpNet::V4(a) = a {
-                        if a.prefix_len() == 17 && self.private_pool.contains(a.addr()) {
-                            r.private_routes.push(a.addr());
-                        }
+                    if let IpNet::V4(a) = a
+                        && a.prefix_len() == 17
+                        && self.private_pool.contains(a.addr())
+                    {
+                        r.private_routes.push(a.addr());
                     }
                 }
             }
             d.instances.insert(inst.id, spec);
         }
         // The host's addresses: every public subnet's gateway, every balancer's address.
-        for (id, spec) in &d.instances {
-            let _ = id;
+        for spec in d.instances.values() {
             let Some(gw) = spec.gateway else { continue };
             let Some(nic) = spec.nics.iter().find(|n| n.segment == Segment::Region(spec.region)) else { continue };
             for a in &nic.addresses {
-                if let IpNet::V4(a) = a {
-                    if a.contains(&gw) {
-                        if let Ok(n) = Ipv4Net::new(gw, a.prefix_len()) {
-                            let r = d.regions.entry(spec.region).or_default();
-                            if !r.host_addresses.contains(&n) {
-                                r.host_addresses.push(n);
-                            }
-                        }
+                if let IpNet::V4(a) = a
+                    && a.contains(&gw)
+                    && let Ok(n) = Ipv4Net::new(gw, a.prefix_len())
+                {
+                    let r = d.regions.entry(spec.region).or_default();
+                    if !r.host_addresses.contains(&n) {
+                        r.host_addresses.push(n);
                     }
                 }
             }

@@ -182,7 +182,7 @@ impl App {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let Some(inner) = app.upgrade() else { return };
                 count = count.wrapping_add(1);
-                if let Err(e) = App(inner).netns_pass(&n, count % FULL_EVERY == 0, false).await {
+                if let Err(e) = App(inner).netns_pass(&n, count.is_multiple_of(FULL_EVERY), false).await {
                     tracing::warn!(error = %e, "instance runtime: reconcile pass failed");
                 }
             }
@@ -221,10 +221,10 @@ impl App {
                 }
                 n.applied.lock().unwrap_or_else(|p| p.into_inner()).insert(*id, spec.clone());
             }
-            if let Some(m) = &metadata {
-                if let Err(e) = m.ensure(*id, &netns_path(&n.names().fabric())) {
-                    tracing::warn!(instance = id, error = %e, "instance runtime: no metadata listener");
-                }
+            if let Some(m) = &metadata
+                && let Err(e) = m.ensure(*id, &netns_path(&n.names().fabric()))
+            {
+                tracing::warn!(instance = id, error = %e, "instance runtime: no metadata listener");
             }
         }
         // What the database no longer describes.
