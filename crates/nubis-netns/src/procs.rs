@@ -31,6 +31,8 @@ pub struct Boot<'a> {
     pub hostname: &'a str,
     /// The decoded user data, run at the first boot only.
     pub user_data: Option<&'a [u8]>,
+    /// The region's resolvers, for the instance's /etc/resolv.conf.
+    pub nameservers: &'a [String],
 }
 
 /// The instances' init processes.
@@ -56,8 +58,13 @@ impl Procs {
     }
 
     /// The init script of an instance.
-    fn script(&self, id: i64, hostname: &str) -> String {
+    fn script(&self, id: i64, hostname: &str, nameservers: &[String]) -> String {
         let dir = self.names.instance_dir(id);
+        let resolv: String = nameservers
+            .iter()
+            .filter(|n| n.parse::<std::net::IpAddr>().is_ok())
+            .map(|n| format!("nameserver {n}\n"))
+            .collect();
         format!(
             r#"#!/bin/sh
 # nubis instance init: PID 1 of instance {id}.
@@ -74,6 +81,10 @@ for d in etc var root home tmp; do
   mkdir -p "$S/upper/$d" "$S/work/$d"
   mount -t overlay "nubis-$d" -o "lowerdir=/$d,upperdir=$S/upper/$d,workdir=$S/work/$d" "$N/$d"
 done
+# Its own name and resolvers (the host's would be unreachable: lookups would hang, not fail).
+printf '127.0.0.1 localhost\n::1 localhost ip6-localhost\n127.0.1.1 %s\n' {host} > "$N/etc/hosts"
+rm -f "$N/etc/resolv.conf"
+printf '%s' {resolv} > "$N/etc/resolv.conf"
 mount -t proc proc "$N/proc"
 mount -t sysfs sysfs "$N/sys" 2>/dev/null || true
 mount -t tmpfs -o mode=755 tmpfs "$N/run"
@@ -95,6 +106,7 @@ while :; do sleep 3600 & wait $!; done
 "#,
             s = quote(&dir.display().to_string()),
             host = quote(hostname),
+            resolv = quote(&resolv),
         )
     }
 
@@ -114,7 +126,7 @@ while :; do sleep 3600 & wait $!; done
             }
         }
         let script = dir.join("init.sh");
-        std::fs::write(&script, self.script(b.id, b.hostname)).map_err(io("writing init.sh"))?;
+        std::fs::write(&script, self.script(b.id, b.hostname, b.nameservers)).map_err(io("writing init.sh"))?;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -242,8 +254,10 @@ mod tests {
         assert_eq!(quote("web-1"), "'web-1'");
         assert_eq!(quote("a'b"), "'a'\\''b'");
         let p = Procs::new(Names::new("t", Path::new("/run/nubis")));
-        let s = p.script(3, "web-1");
+        let s = p.script(3, "web-1", &["127.0.0.53".into(), "not an address; rm -rf /".into()]);
         assert!(s.contains("S='/run/nubis/nubist/i3'"));
         assert!(s.contains("hostname 'web-1'"));
+        assert!(s.contains("printf '%s' 'nameserver 127.0.0.53\n' >"), "{s}");
+        assert!(!s.contains("rm -rf /'"));
     }
 }

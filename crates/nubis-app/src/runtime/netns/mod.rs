@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use base64::Engine;
+use futures_util::StreamExt;
 use nubis_model::config::RuntimeConfig;
 use nubis_model::event::NewEvent;
 use nubis_model::grants::GrantKind;
@@ -44,6 +45,9 @@ pub(crate) const TABLES: &[&str] = &[
 
 /// Every how many passes the reconciler checks the host itself rather than its own record.
 const FULL_EVERY: u32 = 10;
+
+/// Namespaces made or checked at once.
+const APPLY_AT_ONCE: usize = 8;
 
 fn host_err(e: nubis_netns::Error) -> Error {
     Error::Internal(format!("instance runtime: {e}"))
@@ -120,7 +124,15 @@ impl Netns {
         let data = app.store.instance_boot_data(id).await?.unwrap_or_default();
         let user_data =
             data.user_data.as_deref().and_then(|u| base64::engine::general_purpose::STANDARD.decode(u.trim()).ok());
-        self.procs.start(Boot { id, hostname: &inst.label, user_data: user_data.as_deref() }).await.map_err(host_err)
+        let nameservers: Vec<String> = app
+            .config
+            .regions
+            .iter()
+            .filter(|r| r.id == inst.region)
+            .flat_map(|r| [r.resolver_ipv4.clone(), r.resolver_ipv6.clone()])
+            .collect();
+        let boot = Boot { id, hostname: &inst.label, user_data: user_data.as_deref(), nameservers: &nameservers };
+        self.procs.start(boot).await.map_err(host_err)
     }
 
     async fn step(&self, id: i64, step: Step) -> Result<()> {
@@ -133,6 +145,33 @@ impl Netns {
                 self.boot(id).await
             }
         }
+    }
+}
+
+/// Makes one instance's namespace match its spec (unless it did already) and opens its metadata
+/// listener.
+async fn apply_one(
+    n: &Netns,
+    id: i64,
+    spec: &InstanceSpec,
+    fabric: &[nubis_netns::net::Link],
+    metadata: Option<&Arc<Metadata>>,
+    full: bool,
+) {
+    let same = n.applied.lock().unwrap_or_else(|p| p.into_inner()).get(&id) == Some(spec);
+    if !same || full {
+        if let Err(e) = n.net.apply_instance(id, spec, fabric).await {
+            tracing::warn!(instance = id, error = %e, "instance runtime: namespace not made");
+            n.applied.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            return;
+        }
+        n.applied.lock().unwrap_or_else(|p| p.into_inner()).insert(id, spec.clone());
+        n.passes.send_modify(|p| *p += 1);
+    }
+    if let Some(m) = metadata
+        && let Err(e) = m.ensure(id, &netns_path(&n.names().fabric()))
+    {
+        tracing::warn!(instance = id, error = %e, "instance runtime: no metadata listener");
     }
 }
 
@@ -211,22 +250,11 @@ impl App {
         n.net.apply_bridges(&bridges, &fabric).await.map_err(host_err)?;
         let fabric = n.net.fabric_links().await.map_err(host_err)?;
         let metadata = n.metadata.get().cloned();
-        for (id, spec) in &d.instances {
-            let same = n.applied.lock().unwrap_or_else(|p| p.into_inner()).get(id) == Some(spec);
-            if !same || full {
-                if let Err(e) = n.net.apply_instance(*id, spec, &fabric).await {
-                    tracing::warn!(instance = id, error = %e, "instance runtime: namespace not made");
-                    n.applied.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-                    continue;
-                }
-                n.applied.lock().unwrap_or_else(|p| p.into_inner()).insert(*id, spec.clone());
-            }
-            if let Some(m) = &metadata
-                && let Err(e) = m.ensure(*id, &netns_path(&n.names().fabric()))
-            {
-                tracing::warn!(instance = id, error = %e, "instance runtime: no metadata listener");
-            }
-        }
+        // Several namespaces at once (the work is mostly waiting for `ip` and `nft`); each
+        // provision waiting for its namespace goes on as soon as that one is made.
+        let work: Vec<_> =
+            d.instances.iter().map(|(id, spec)| apply_one(n, *id, spec, &fabric, metadata.as_ref(), full)).collect();
+        futures_util::stream::iter(work).buffer_unordered(APPLY_AT_ONCE).collect::<Vec<()>>().await;
         // What the database no longer describes.
         let mut gone: Vec<i64> = Vec::new();
         for ns in n.net.namespaces(false).await.map_err(host_err)? {
