@@ -10,7 +10,6 @@
 //! before it starts and after it ends.
 
 #[path = "../api/support.rs"]
-#[allow(dead_code)]
 mod support;
 
 mod addresses;
