@@ -49,12 +49,16 @@ const URI_MAX_LEN: usize = 2048;
 /// The characters of a host name (RFC 3986 `reg-name`: ASCII letters, digits, `-._~`, the
 /// sub-delimiters and percent signs).
 const HOST_CHARS: &str = "-._~!$&'()*+,;=%";
-/// [`is_redirect_uri`] as a pattern (the shape; the scheme's dependence on the host and the
-/// port's range are checked beyond it): `http://` or `https://`, `[::1]` or a host name of
-/// [`HOST_CHARS`] and letters and digits, an optional port, then a path or query without a
-/// fragment; no whitespace or control characters anywhere.
-const URI_PATTERN: &str =
-    concat!(r"^https?://(\[::1\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(:[0-9]{1,5})?", r"([/?][^#\s\x00-\x1f\x7f-\x9f]*)?$");
+/// [`is_redirect_uri`] as a pattern, exactly: `https://` with `[::1]` or a host name of
+/// [`HOST_CHARS`] and letters and digits, or `http://` with a loopback host (`[::1]`,
+/// `localhost` in any case, an address of 127.0.0.0/8); an optional port of 1-65535 without a
+/// leading zero; then a path or query without a fragment; no whitespace or control characters.
+const URI_PATTERN: &str = concat!(
+    r"^(https://(\[::1\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)",
+    r"|http://(\[::1\]|[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}))",
+    r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?",
+    r"([/?][^#\s\x00-\x1f\x7f-\x9f]*)?$"
+);
 
 /// Whether a host is this machine's loopback: an address of 127.0.0.0/8, `[::1]` or
 /// `localhost` (RFC 8252 7.3).
@@ -91,6 +95,7 @@ fn is_redirect_uri(u: &str) -> bool {
     let port_ok = port.is_empty()
         || port.strip_prefix(':').is_some_and(|p| {
             !p.is_empty()
+                && !p.starts_with('0')
                 && p.len() <= 5
                 && p.bytes().all(|b| b.is_ascii_digit())
                 && (1..=65535).contains(&p.parse::<u32>().unwrap_or(0))
@@ -319,6 +324,45 @@ mod tests {
         assert!(!is_redirect_uri("https://"));
         assert!(!is_redirect_uri("https://a/cb#frag"));
         assert!(!is_redirect_uri("ftp://a/cb"));
+    }
+
+    /// The served pattern and the check agree, so that every URL the document allows is
+    /// accepted and none it refuses is.
+    #[test]
+    fn pattern_is_the_check() {
+        let re = regex::Regex::new(URI_PATTERN).unwrap();
+        let cases = [
+            "https://example.org/oauth/callback",
+            "https://a",
+            "https://[::1]:8443/x",
+            "https://0?000",
+            "http://0?000",
+            "http://127.0.0.1:9999/cb?x=1",
+            "http://127.255.3.9",
+            "http://127.0.0.01/",
+            "http://128.0.0.1/",
+            "http://LocalHost:1/",
+            "http://[::1]/cb",
+            "http://[::2]/cb",
+            "https://[::2]/cb",
+            "http://example.org/cb",
+            "https://a:0/",
+            "https://a:080/",
+            "https://a:65535/",
+            "https://a:65536/",
+            "https://a:99999/",
+            "https://a:/",
+            "https://a/b c",
+            "https://a/b#c",
+            "https://a/\u{85}",
+            "https://user@a/",
+            "https://a?q=1",
+            "ftp://a/cb",
+            "https://",
+        ];
+        for c in cases {
+            assert_eq!(re.is_match(c), is_redirect_uri(c), "{c}");
+        }
     }
 
     #[test]

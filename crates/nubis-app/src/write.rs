@@ -113,6 +113,11 @@ impl App {
         if committed.wrote_any(BALANCER_TABLES) {
             self.balancers_changed();
         }
+        if let Some(n) = &self.netns
+            && committed.wrote_any(crate::runtime::netns::TABLES)
+        {
+            n.kick();
+        }
     }
 }
 

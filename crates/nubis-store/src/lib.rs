@@ -14,6 +14,7 @@
 pub mod accounts;
 pub mod backup;
 pub mod billing;
+pub mod boot_data;
 mod cache;
 mod children;
 pub mod controls;
@@ -131,6 +132,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(17, "change_notices", "0017_change_notices.sql"),
     migration!(18, "signin_hardening", "0018_signin_hardening.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
+    migration!(20, "instance_boot_data", "0020_instance_boot_data.sql"),
 ];
 
 impl Store {

@@ -2,7 +2,7 @@
 
 use nubis_app::admin::InstanceFlag;
 
-use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, TokenCommand, UserCommand};
+use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, RuntimeCommand, TokenCommand, UserCommand};
 use crate::controls;
 use crate::refusal::fail;
 
@@ -25,6 +25,8 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             println!("{} restored from {}", nubis_store::redact(&url), file.display());
             return Ok(());
         }
+        AdminCommand::Runtime(RuntimeCommand::Check) => return crate::serve::runtime_check(&args.state),
+        AdminCommand::Runtime(RuntimeCommand::Sweep) => return crate::serve::runtime_sweep(&args.state).await,
         _ => {}
     }
     let (app, admin) = crate::serve::open(&args.state).await?;
@@ -92,6 +94,13 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             println!("instance {id}: additional public IPv4 addresses {state}");
             Ok(())
         }
+        AdminCommand::Instance(InstanceCommand::Console { id }) => match app.instance_console(id) {
+            Some(log) => {
+                print!("{log}");
+                Ok(())
+            }
+            None => Err(anyhow::anyhow!("instance {id} has no console: [runtime] driver is not \"netns\"")),
+        },
         AdminCommand::Instance(InstanceCommand::LiveMigration { id, on, off: _ }) => {
             app.admin_instance_flag(admin, id, InstanceFlag::LiveMigration, on).await.map_err(fail)?;
             println!("instance {id}: live migration {}", if on { "on" } else { "off" });
@@ -104,7 +113,9 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
         | AdminCommand::Fixtures { .. } => {
             unreachable!("handled by controls::run")
         }
-        AdminCommand::Backup { .. } | AdminCommand::Restore { .. } => unreachable!("handled above"),
+        AdminCommand::Backup { .. } | AdminCommand::Restore { .. } | AdminCommand::Runtime(_) => {
+            unreachable!("handled above")
+        }
         AdminCommand::Account(AccountCommand::Show { euuid }) => {
             crate::admin_billing::account_show(&app, admin, &euuid).await
         }

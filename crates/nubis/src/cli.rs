@@ -36,6 +36,16 @@ pub struct StateArgs {
     /// SQLite durability: `normal` survives a crash of nubis; `full` also survives power loss.
     #[arg(long, env = "NUBIS_SQLITE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
     pub sqlite_sync: SyncMode,
+    /// The instance driver, instead of `[runtime] driver` of the configuration: `simulated`, or
+    /// `netns` (each instance a network namespace; needs root).
+    #[arg(long, env = "NUBIS_RUNTIME_DRIVER", value_enum)]
+    pub runtime_driver: Option<RuntimeDriver>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeDriver {
+    Simulated,
+    Netns,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -172,6 +182,9 @@ pub enum AdminCommand {
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// The instance runtime.
+    #[command(subcommand)]
+    Runtime(RuntimeCommand),
     /// The running server's clock (test controls).
     #[command(subcommand)]
     Clock(ClockCommand),
@@ -317,7 +330,23 @@ pub enum MaintenanceCommand {
 }
 
 #[derive(Subcommand)]
+pub enum RuntimeCommand {
+    /// Says whether `[runtime] driver = "netns"` can run on this host, and what is missing.
+    Check,
+    /// Removes everything every nubis made on this host (instance processes, `nubis*` network
+    /// namespaces, links, nftables tables, routes). Only while no server runs: for tests, and
+    /// after an uninstall.
+    Sweep,
+}
+
+#[derive(Subcommand)]
 pub enum InstanceCommand {
+    /// Print an instance's console log: the output of its init and of its user data (netns
+    /// driver).
+    Console {
+        /// The instance's id.
+        id: i64,
+    },
     /// Enable an instance for additional public IPv4 addresses (what "by support request" means
     /// here); `--off` withdraws it.
     AllowExtraIpv4 {

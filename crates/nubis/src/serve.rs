@@ -22,7 +22,7 @@ pub async fn open_with(
     state: &StateArgs,
     adjust: impl FnOnce(&mut nubis_model::config::Config),
 ) -> anyhow::Result<(App, Admin)> {
-    let mut config = crate::config::load(state.config.as_deref())?;
+    let mut config = runtime_config(state)?;
     adjust(&mut config);
     // The data directory holds the database, the admin token and mail with set-password
     // links: created readable by its owner only.
@@ -32,6 +32,58 @@ pub async fn open_with(
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
     App::new(store, config).map_err(crate::refusal::plain)
+}
+
+/// The configuration with the driver of the command line and, for the netns driver, the host
+/// tag derived from the database when the configuration names none (stable across restarts,
+/// different for two servers of one host).
+fn runtime_config(state: &StateArgs) -> anyhow::Result<nubis_model::config::Config> {
+    use nubis_model::config::DriverKind;
+    let mut config = crate::config::load(state.config.as_deref())?;
+    match state.runtime_driver {
+        Some(crate::cli::RuntimeDriver::Netns) => config.runtime.driver = DriverKind::Netns,
+        Some(crate::cli::RuntimeDriver::Simulated) => config.runtime.driver = DriverKind::Simulated,
+        None => {}
+    }
+    if config.runtime.host_tag.is_empty() && config.runtime.driver == DriverKind::Netns {
+        let url = state.database_url();
+        let h = url.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        config.runtime.host_tag = (0..4).map(|i| digits[((h >> (i * 8)) % 36) as usize] as char).collect();
+    }
+    Ok(config)
+}
+
+/// `nubis admin runtime check`.
+pub fn runtime_check(state: &StateArgs) -> anyhow::Result<()> {
+    let config = runtime_config(state)?;
+    let missing = nubis_netns_check(&config.runtime.state_dir);
+    let driver = match config.runtime.driver {
+        nubis_model::config::DriverKind::Netns => "netns",
+        nubis_model::config::DriverKind::Simulated => "simulated",
+    };
+    println!("configured driver: {driver}");
+    if missing.is_empty() {
+        println!("netns driver: can run here (state in {})", config.runtime.state_dir);
+        return Ok(());
+    }
+    println!("netns driver: cannot run here:");
+    for m in &missing {
+        println!("  missing: {m}");
+    }
+    if driver == "netns" { Err(anyhow::anyhow!("the configured netns driver cannot run here")) } else { Ok(()) }
+}
+
+fn nubis_netns_check(state_dir: &str) -> Vec<String> {
+    nubis_app::runtime_missing_on_host(state_dir)
+}
+
+/// `nubis admin runtime sweep`.
+pub async fn runtime_sweep(state: &StateArgs) -> anyhow::Result<()> {
+    let config = runtime_config(state)?;
+    nubis_app::runtime_sweep_host(&config.runtime.state_dir).await.map_err(crate::refusal::fail)?;
+    println!("removed everything nubis made on this host");
+    Ok(())
 }
 
 fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
@@ -84,6 +136,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
     }
 
+    // The netns driver: the host made to match the database before anything moves.
+    if let Err(e) = app.runtime_start().await {
+        let line = match e {
+            nubis_model::Error::Internal(m) => m,
+            e => e.to_string(),
+        };
+        eprintln!("nubis: {line}");
+        std::process::exit(2);
+    }
     let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await.map_err(crate::refusal::flag)?;
     if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {

@@ -148,6 +148,8 @@ pub(crate) struct ValidCreate {
     pub interfaces: Vec<ValidInterface>,
     pub backups_enabled: bool,
     pub has_user_data: bool,
+    /// User data and root's SSH keys, kept for the runtime and the metadata service.
+    pub boot: nubis_store::boot_data::BootData,
     pub vcpus: i64,
     /// A firewall to assign the instance to, in the create transaction.
     pub firewall_id: Option<i64>,
@@ -243,6 +245,10 @@ impl App {
             interfaces,
             backups_enabled: input.backups_enabled.unwrap_or(false),
             has_user_data: user_data.is_some(),
+            boot: nubis_store::boot_data::BootData {
+                user_data: user_data.map(String::from),
+                authorized_keys: input.authorized_keys.clone().unwrap_or_default(),
+            },
             vcpus: t.map_or(1, |t| t.vcpus),
             firewall_id: input.firewall_id,
         })
@@ -357,6 +363,7 @@ impl App {
             allocate_ipv4(tx, &self.private_pool, actor.account_id(), region, id, false).await?;
         }
         create_interfaces(tx, actor.account_id(), id, region, &public, &v.interfaces).await?;
+        tx.instance_boot_data_insert(id, &v.boot).await?;
         if let Some(f) = v.firewall_id {
             crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
         }
