@@ -16,7 +16,7 @@ use rand::RngExt;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::interfaces::{ValidInterface, check_interfaces, create_interfaces};
+use super::interfaces::{InterfaceRequest, ValidInterface, check_interfaces, create_interfaces};
 use super::{check_group, check_label, check_tags, instance_entity};
 use crate::App;
 use crate::auth::{Actor, Op};
@@ -76,31 +76,6 @@ pub struct InstanceCreate {
 pub struct Metadata {
     /// Base64-encoded cloud-config data.
     pub user_data: Option<String>,
-}
-
-/// One interface of a create request (reference `LinodeConfigInterface`).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceRequest {
-    /// `public`, `vlan` or `vpc`.
-    pub purpose: Option<String>,
-    /// The VLAN's label (vlan interfaces; empty or null otherwise).
-    pub label: Option<String>,
-    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
-    pub ipam_address: Option<String>,
-    pub primary: Option<bool>,
-    /// The subnet (vpc interfaces).
-    pub subnet_id: Option<i64>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub ipv4: Option<InterfaceIpv4Request>,
-    pub ip_ranges: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceIpv4Request {
-    /// The address in the subnet; allocated when omitted.
-    pub vpc: Option<String>,
-    /// `any`: 1:1 NAT between the instance's public IPv4 address and the VPC address.
-    pub nat_1_1: Option<String>,
 }
 
 /// The reference's message for a weak password.

@@ -11,11 +11,37 @@ use nubis_model::validate::{is_hyphenated_label, len_between};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::interfaces::NewInterface;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
-use super::create::InterfaceRequest;
 use crate::App;
 use crate::auth::Actor;
 use crate::catalog::RegionInfo;
+
+/// One interface of a create request (reference `LinodeConfigInterface`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceRequest {
+    /// `public`, `vlan` or `vpc`.
+    pub purpose: Option<String>,
+    /// The VLAN's label (vlan interfaces; empty or null otherwise).
+    pub label: Option<String>,
+    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
+    pub ipam_address: Option<String>,
+    pub primary: Option<bool>,
+    /// The subnet (vpc interfaces).
+    pub subnet_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub ipv4: Option<InterfaceIpv4Request>,
+    pub ip_ranges: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceIpv4Request {
+    /// The address in the subnet; allocated when omitted.
+    pub vpc: Option<String>,
+    /// `any`: 1:1 NAT between the instance's public IPv4 address and the VPC address.
+    pub nat_1_1: Option<String>,
+}
 
 /// VLANs an account may have in one region (the reference's limit).
 pub(crate) const MAX_VLANS_PER_REGION: usize = 10;

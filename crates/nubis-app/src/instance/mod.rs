@@ -20,7 +20,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 pub(crate) use create::allocate_ipv4;
-pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
+pub use create::{InstanceCreate, Metadata};
+pub use interfaces::{InterfaceIpv4Request, InterfaceRequest};
 
 use crate::App;
 use crate::auth::{Actor, Op};
