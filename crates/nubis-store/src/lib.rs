@@ -16,8 +16,10 @@ pub mod backup;
 pub mod billing;
 mod cache;
 mod children;
+pub mod configs;
 pub mod controls;
 pub(crate) mod db;
+pub mod disks;
 pub mod events;
 pub mod firewalls;
 pub mod grants;
@@ -26,6 +28,7 @@ pub mod interfaces;
 pub mod ip_list;
 pub mod ips;
 pub mod leases;
+pub mod linode_interfaces;
 pub mod logins;
 pub mod nodebalancers;
 pub mod oauth;
@@ -35,6 +38,7 @@ pub mod ranges;
 mod rows;
 pub mod service_transfers;
 mod sql;
+pub mod sshkeys;
 pub mod tokens;
 pub mod users;
 pub mod vpcs;
@@ -129,6 +133,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
     migration!(17, "change_notices", "0017_change_notices.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
+    migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
+    migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
+    migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
 ];
 
 impl Store {
