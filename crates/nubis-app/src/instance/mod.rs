@@ -64,7 +64,9 @@ pub(crate) const LABEL_RULE: &str = "Must be 3-64 characters, begin and end with
 pub(crate) const LABEL_TAKEN: &str = "Label must be unique among your instances";
 
 /// `PUT /v4/compute/instances/{instance_id}`. Read-only fields of the record are accepted and
-/// ignored, so a fetched record can be sent back as it is.
+/// ignored, so a fetched record can be sent back as it is; fields the hosted API changes and
+/// nubis does not offer (a backup schedule, a maintenance policy, reserved addresses) are
+/// refused unless sent as the record shows them.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct InstanceUpdate {
     #[schema(schema_with = label_schema)]
@@ -77,6 +79,27 @@ pub struct InstanceUpdate {
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub alerts: Option<AlertsUpdate>,
     pub watchdog_enabled: Option<bool>,
+    /// Backups are not offered: a schedule only as the record shows it (no day, no window).
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub backups: Option<BackupsUpdate>,
+    /// Only `linode/migrate`.
+    pub maintenance_policy: Option<String>,
+    /// The instance's addresses as the record shows them (reserved addresses are not offered).
+    pub ipv4: Option<Vec<String>>,
+}
+
+/// `backups` of an instance update: read as the record shows it.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct BackupsUpdate {
+    pub enabled: Option<bool>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub schedule: Option<ScheduleUpdate>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ScheduleUpdate {
+    pub day: Option<String>,
+    pub window: Option<String>,
 }
 
 /// Alert thresholds; omitted ones stay as they are. 0 turns an alert off.
@@ -218,6 +241,34 @@ impl App {
                     check_tags(actor, &mut p, input.tags.as_ref())?;
                     if let Some(g) = &input.group {
                         check_group(&mut p, g);
+                    }
+                    let schedule = input.backups.as_ref().and_then(|b| b.schedule.as_ref());
+                    p.check(
+                        schedule.is_none_or(|s| s.day.is_none() && s.window.is_none()),
+                        "backups.schedule",
+                        "Backups are not offered: no schedule can be set",
+                    );
+                    p.check(
+                        input.maintenance_policy.as_deref().is_none_or(|m| m == "linode/migrate"),
+                        "maintenance_policy",
+                        "Only \"linode/migrate\" is offered",
+                    );
+                    if let Some(given) = &input.ipv4 {
+                        let mut mine: Vec<String> = tx
+                            .ips_of_instance(id)
+                            .await?
+                            .into_iter()
+                            .filter(|a| a.kind == IpKind::Ipv4)
+                            .map(|a| a.address)
+                            .collect();
+                        let mut given = given.clone();
+                        mine.sort();
+                        given.sort();
+                        p.check(
+                            given == mine,
+                            "ipv4",
+                            "Reserved IPv4 addresses are not offered: addresses change through /v4/networking/ips",
+                        );
                     }
                     let vcpus = self.catalog.instance_type(&current.kind).map_or(1, |t| t.vcpus);
                     let alerts = input.alerts.as_ref().map(|a| merge_alerts(&mut p, &current, a, vcpus));

@@ -326,3 +326,38 @@ async fn transfer_and_statistics_cover_the_month_and_the_last_day() {
     // In the hosted names too.
     api.get(&format!("/linode/instances/{i}/stats")).await.ok();
 }
+
+#[tokio::test]
+async fn hosted_fields_nubis_does_not_offer_are_refused_naming_them() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let r = api
+        .post(
+            "/compute/instances",
+            json!({"region": "us-east", "type": "g6-nanode-1", "disk_encryption": "enabled", "placement_group": {"id": 1},
+                   "maintenance_policy": "linode/power_off_on", "ipv4": ["127.10.0.99"], "kernel": "linode/nope"}),
+        )
+        .await;
+    for f in ["disk_encryption", "placement_group", "maintenance_policy", "ipv4", "kernel"] {
+        r.expect_error(400, f);
+    }
+    // The defaults named explicitly are fine; a fetched record can be sent back as it is.
+    let inst = create_instance(
+        &api,
+        "us-east",
+        json!({"label": "plain", "booted": false, "disk_encryption": "disabled",
+        "maintenance_policy": "linode/migrate"}),
+    )
+    .await;
+    let i = id(&inst);
+    let record = api.get(&path(i, "")).await.ok().clone();
+    api.put(&path(i, ""), record.clone()).await.ok();
+    let mut changed = record.clone();
+    changed["backups"]["schedule"]["day"] = json!("Monday");
+    changed["maintenance_policy"] = json!("linode/power_off_on");
+    changed["ipv4"] = json!(["127.10.0.250"]);
+    let r = api.put(&path(i, ""), changed).await;
+    for f in ["backups.schedule", "maintenance_policy", "ipv4"] {
+        r.expect_error(400, f);
+    }
+}
