@@ -27,7 +27,7 @@ use crate::events::event;
 /// `POST` and `PUT /v4/compute/instances/{instance_id}/configs[/{instance_config_id}]`. On
 /// update, omitted fields keep their values; `interfaces`, when given, replaces them all.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct ConfigRequest {
+pub struct InstanceConfigRequest {
     /// 1-48 characters (required on create).
     #[schema(schema_with = config_label_schema)]
     pub label: Option<String>,
@@ -165,7 +165,7 @@ pub(crate) struct ValidConfig {
 pub(crate) fn check_config(
     catalog: &crate::catalog::Catalog,
     inst: &InstanceRow,
-    input: &ConfigRequest,
+    input: &InstanceConfigRequest,
     current: Option<&ConfigRow>,
     network_default: bool,
 ) -> Result<ValidConfig> {
@@ -286,13 +286,13 @@ impl App {
         self.instance_config_view(&inst, &c).await
     }
 
-    pub async fn instance_config_create(&self, actor: &Actor, id: i64, input: ConfigRequest) -> Result<Config> {
+    pub async fn instance_config_create(&self, actor: &Actor, id: i64, input: InstanceConfigRequest) -> Result<Config> {
         self.authorize(actor, Op::InstanceConfigCreate).await?;
-        self.own_instance(actor, Op::InstanceConfigCreate, id).await?;
+        let inst = self.own_instance(actor, Op::InstanceConfigCreate, id).await?;
         if let Some(list) = &input.interfaces {
-            let region = self.store.instance_get(actor.account_id, id).await?.map(|i| i.region);
+            // The subnets named must be the actor's to use (the rest is checked in the write).
             let mut p = Problems::new();
-            let checked = check_interfaces(&mut p, region.and_then(|r| self.catalog.region(&r)), list, false);
+            let checked = check_interfaces(&mut p, self.catalog.region(&inst.region), list, false);
             self.check_interface_access(actor, &checked).await?;
         }
         let input = &input;
@@ -327,7 +327,7 @@ impl App {
         actor: &Actor,
         id: i64,
         config_id: i64,
-        input: ConfigRequest,
+        input: InstanceConfigRequest,
     ) -> Result<Config> {
         self.authorize(actor, Op::InstanceConfigUpdate).await?;
         let inst = self.own_instance(actor, Op::InstanceConfigUpdate, id).await?;

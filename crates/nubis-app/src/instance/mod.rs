@@ -38,7 +38,7 @@ use utoipa::ToSchema;
 
 pub use clone::CloneRequest;
 pub use config_interfaces::{ConfigInterfaceUpdate, InterfacesOrder};
-pub use configs::{ConfigRequest, DeviceRequest, DevicesRequest, HelpersRequest};
+pub use configs::{DeviceRequest, DevicesRequest, HelpersRequest, InstanceConfigRequest};
 pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
 pub use disks::{DiskCreate, DiskPassword, DiskResize, DiskUpdate};
 pub use lifecycle::{PasswordRequest, RebuildRequest, RescueRequest};

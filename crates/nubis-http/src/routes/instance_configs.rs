@@ -5,7 +5,7 @@ use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
-use nubis_app::instance::{ConfigInterfaceUpdate, ConfigRequest, InterfaceRequest, InterfacesOrder};
+use nubis_app::instance::{ConfigInterfaceUpdate, InstanceConfigRequest, InterfaceRequest, InterfacesOrder};
 use nubis_model::instance::Interface;
 use nubis_model::instance_profile::{CONFIG_FILTERABLE, Config};
 use nubis_model::page::Page;
@@ -41,12 +41,12 @@ async fn instance_config_list(
     Ok(Json(app.instance_config_list(&actor, id, &filter, q.page).await?).into_response())
 }
 
-#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/configs", tag = "instances", params(("instance_id" = i64, Path)), request_body = ConfigRequest, responses((status = 200, body = Config)))]
+#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/configs", tag = "instances", params(("instance_id" = i64, Path)), request_body = InstanceConfigRequest, responses((status = 200, body = Config)))]
 async fn instance_config_create(
     State(app): State<App>,
     actor: Auth,
     ApiPath(id): ApiPath<i64>,
-    ApiJson(body): ApiJson<ConfigRequest>,
+    ApiJson(body): ApiJson<InstanceConfigRequest>,
 ) -> ApiResult<Json<Config>> {
     Ok(Json(app.instance_config_create(&actor, id, body).await?))
 }
@@ -60,12 +60,12 @@ async fn instance_config_get(
     Ok(Json(app.instance_config_get(&actor, id, config_id).await?))
 }
 
-#[utoipa::path(put, path = "/v4/compute/instances/{instance_id}/configs/{instance_config_id}", tag = "instances", params(("instance_id" = i64, Path), ("instance_config_id" = i64, Path)), request_body = ConfigRequest, responses((status = 200, body = Config)))]
+#[utoipa::path(put, path = "/v4/compute/instances/{instance_id}/configs/{instance_config_id}", tag = "instances", params(("instance_id" = i64, Path), ("instance_config_id" = i64, Path)), request_body = InstanceConfigRequest, responses((status = 200, body = Config)))]
 async fn instance_config_update(
     State(app): State<App>,
     actor: Auth,
     ApiPath((id, config_id)): ApiPath<(i64, i64)>,
-    ApiJson(body): ApiJson<ConfigRequest>,
+    ApiJson(body): ApiJson<InstanceConfigRequest>,
 ) -> ApiResult<Json<Config>> {
     Ok(Json(app.instance_config_update(&actor, id, config_id, body).await?))
 }
