@@ -264,6 +264,8 @@ async fn copy_profiles(
     new_instance: bool,
 ) -> Result<()> {
     let now = Timestamp::now();
+    // What a copied interface that cannot be made is blamed on.
+    let dest = if new_instance { "region" } else { "instance_id" };
     let configs = tx.configs_of_instance(src.id).await?;
     let disks = tx.disks_of_instance(src.id).await?;
     let mut p = Problems::new();
@@ -329,7 +331,7 @@ async fn copy_profiles(
                 region: &dst.region,
                 config_id: Some(copy.id),
             };
-            create_interfaces(tx, t, 0, &list).await?;
+            create_interfaces(tx, t, 0, &list).await.map_err(|e| about_the_copy(e, dest))?;
         }
     }
     if new_instance && src.interface_generation == LINODE && dst.interface_generation == LINODE {
@@ -350,7 +352,9 @@ async fn copy_profiles(
                 default_ipv6: Some(f.default_ipv6),
                 firewall_id: None,
             };
-            super::linode_interfaces::insert_linode(tx, actor, dst, &v, "").await?;
+            super::linode_interfaces::insert_linode(tx, actor, dst, &v, "")
+                .await
+                .map_err(|e| about_the_copy(e, dest))?;
         }
     }
     if dst.boot_config_id.is_none()
@@ -359,6 +363,19 @@ async fn copy_profiles(
         tx.instance_set_boot_config(dst.id, Some(b)).await?;
     }
     Ok(())
+}
+
+/// A copied interface that cannot be made where the copy goes (a subnet of another region, a
+/// subnet full, too many VLANs) is refused on the request's field that chose the destination.
+fn about_the_copy(e: Error, field: &str) -> Error {
+    match e {
+        Error::Invalid(list) => Error::Invalid(
+            list.into_iter()
+                .map(|f| nubis_model::FieldError::new(field, format!("An interface cannot be copied: {}", f.reason)))
+                .collect(),
+        ),
+        e => e,
+    }
 }
 
 /// An interface as a copy makes it: VPC interfaces get a new address in the same subnet (a 1:1

@@ -361,3 +361,30 @@ async fn hosted_fields_nubis_does_not_offer_are_refused_naming_them() {
         r.expect_error(400, f);
     }
 }
+
+#[tokio::test]
+async fn a_clone_copies_interfaces_with_new_vpc_addresses_in_the_same_region_only() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let v = create_vpc(&api, "net", &[("sub", "10.0.0.0/24")]).await;
+    let sid = id(&v["subnets"][0]);
+    let inst = create_instance(
+        &api,
+        "us-east",
+        json!({"label": "src-vpc", "booted": false,
+               "interfaces": [{"purpose": "public"}, {"purpose": "vpc", "subnet_id": sid, "ipv4": {"vpc": "10.0.0.5", "nat_1_1": "any"}}]}),
+    )
+    .await;
+    let i = id(&inst);
+    wait_status(&api, i, "offline").await;
+    api.post(&path(i, "/clone"), json!({"region": "us-west", "type": "g6-nanode-1"})).await.expect_error(400, "region");
+    let copy =
+        api.post(&path(i, "/clone"), json!({"region": "us-east", "type": "g6-nanode-1", "label": "dst-vpc"})).await;
+    let c = id(copy.ok());
+    let cfg = api.get(&path(c, "/configs")).await.ok()["data"][0].clone();
+    let f = &cfg["interfaces"][1];
+    assert_eq!(f["purpose"], "vpc");
+    assert_ne!(f["ipv4"]["vpc"], "10.0.0.5", "a new address in the subnet");
+    assert_eq!(f["ipv4"]["nat_1_1"], copy.body["ipv4"][0], "the 1:1 NAT is the copy's own public address");
+    assert_eq!(api.get("/compute/instances").await.ok()["results"], 2, "the refused clone made nothing");
+}
