@@ -123,3 +123,38 @@ def test_cli_ssh_key_vpc_profile_rebuild_and_resize(nubis, cli):
     # The events in the hosted names.
     actions = {e["action"] for e in cli("events", "list")}
     assert {"linode_rebuild", "linode_resize", "linode_config_create"} <= actions
+
+
+def test_sdk_linode_interfaces(nubis, client):
+    from linode_api4.objects.linode_interfaces import (
+        LinodeInterfaceDefaultRouteOptions,
+        LinodeInterfaceOptions,
+        LinodeInterfacePublicOptions,
+        LinodeInterfaceVPCOptions,
+    )
+
+    vpc = client.vpcs.create("sdk-li-vpc", "us-east", subnets=[{"label": "web", "ipv4": "10.50.0.0/24"}])
+    subnet = vpc.subnets[0]
+    instance = client.linode.instance_create(
+        "g6-nanode-1", "us-east", image="linode/debian12", root_pass=PASSWORD, booted=False, label="sdk-li",
+        interface_generation="linode",
+        interfaces=[
+            LinodeInterfaceOptions(
+                default_route=LinodeInterfaceDefaultRouteOptions(ipv4=True, ipv6=True),
+                public=LinodeInterfacePublicOptions(),
+            )
+        ],
+    )
+    assert instance.interface_generation == "linode"
+    wait_status(nubis, instance, "offline")
+    interfaces = instance.linode_interfaces
+    assert len(interfaces) == 1 and interfaces[0].public is not None
+    assert interfaces[0].default_route.ipv4 and interfaces[0].default_route.ipv6
+    added = instance.interface_create(vpc=LinodeInterfaceVPCOptions(subnet_id=subnet.id))
+    assert added.vpc.subnet_id == subnet.id and added.vpc.ipv4.addresses[0].address.startswith("10.50.0.")
+    settings = instance.interfaces_settings
+    assert settings.default_route.ipv4_interface_id == interfaces[0].id
+    assert sorted(settings.default_route.ipv4_eligible_interface_ids) == sorted([interfaces[0].id, added.id])
+    # The same interfaces through the spec's names.
+    spec = nubis.api("GET", f"/compute/instances/{instance.id}/interfaces").json()
+    assert [i["id"] for i in spec["interfaces"]] == [interfaces[0].id, added.id]
