@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Runs every test: the whole workspace on SQLite, the client suite (official SDK and CLI), then
-# the API suite again on a throwaway
+# Runs every test: the whole workspace on SQLite, the client suite (official SDK and CLI), the
+# web console, real instances with the netns driver (as root), then the API suite again on a
+# throwaway
 # PostgreSQL on 127.0.0.1 (installed with apt-get when missing and possible).
 # Says loudly when PostgreSQL had to be skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The data plane's differential test compares with HAProxy; it fails without it unless
+# NUBIS_SKIP_HAPROXY=1.
+scripts/haproxy.sh || echo "!!! HAProxy is not installed: the differential framing test will fail (NUBIS_SKIP_HAPROXY=1 skips it)"
 
 echo "==> cargo test (SQLite)"
 cargo test --workspace --locked
@@ -14,6 +19,9 @@ scripts/clients-test.sh
 
 echo "==> web console in headless Chromium (tests/console)"
 scripts/console-test.sh
+
+echo "==> real instances: the netns suite and the API suite on the netns driver (root)"
+scripts/netns-test.sh
 
 echo "==> API suite on PostgreSQL"
 if PGENV=$(scripts/pg.sh start); then

@@ -8,13 +8,14 @@
 # Everything binds and dials 127.0.0.0/8 only; every process is started and stopped by pid.
 #
 # Usage: bench/lb/run.sh            (env: N runs per row [3], D duration [10s], NT haproxy nbthread and nubis
-#                                     worker threads [2], SCENARIOS [all], IDLE_CONNS [2000], APPEND=1 keeps
+#                                     worker threads [2], SCENARIOS [all], IDLE_CONNS [2000], QUIET_MAX longest
+#                                     wait for a quiet box before a run [120 s], APPEND=1 keeps
 #                                     earlier rows, NUBIS_PREBUILT=1 skips the cargo build, NUBIS_BIN)
 # Output: a table on stdout, bench/lb/results.md (ratios nubis/HAProxy and nubis/direct, exact commands) and the
 # same in the load-balancer section of docs/performance.md.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); ROOT=$(cd "$HERE/../.." && pwd)
-N=${N:-3}; D=${D:-10s}; NT=${NT:-2}; IDLE_CONNS=${IDLE_CONNS:-2000}
+N=${N:-3}; D=${D:-10s}; NT=${NT:-2}; IDLE_CONNS=${IDLE_CONNS:-2000}; QUIET_MAX=${QUIET_MAX:-120}
 SCENARIOS=${SCENARIOS:-"direct http tcp https handshakes memory"}
 W=${BENCH_DIR:-${TMPDIR:-/tmp}/nubis-lb-bench}; mkdir -p "$W"
 OUT=$W/results.tsv; [ -n "${APPEND:-}" ] || : > "$OUT"   # APPEND=1 adds to the previous run's rows
@@ -172,10 +173,10 @@ start_nubis() { nubis_serve
 # ------------------------------------------------------------------ measurement
 cputicks() { local t=0 p s; for p in "$@"; do [ -d /proc/$p ] || continue; s=$(awk '{print $14+$15}' /proc/$p/stat); t=$((t+s)); done; echo $t; }
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-quiet_gate() {  # wait (<= 120 s) until the box uses < 0.3 CPU-s/s; echo the last busy figure
+quiet_gate() {  # wait (<= QUIET_MAX s) until the box uses < 0.3 CPU-s/s; echo the last busy figure
   local t0=$SECONDS a b busy
   while :; do a=$(busy_ticks); sleep 1; b=$(busy_ticks); busy=$(echo "($b-$a)/$TCK" | bc -l)
-    if (( $(echo "$busy < 0.3" | bc -l) )) || (( SECONDS - t0 > 120 )); then printf "%.2f" "$busy"; return; fi; sleep 2; done; }
+    if (( $(echo "$busy < 0.3" | bc -l) )) || (( SECONDS - t0 > QUIET_MAX )); then printf "%.2f" "$busy"; return; fi; sleep 2; done; }
 to_ms() { awk -v s="$1" 'BEGIN{ if (s ~ /us$/) {sub(/us$/,"",s); print s/1000} else if (s ~ /ms$/) {sub(/ms$/,"",s); print s+0} else if (s ~ /s$/) {sub(/s$/,"",s); print s*1000} else print "nan" }'; }
 
 # run LABEL SERVER(haproxy|nubis|direct) wrk-args... : one wrk run, one TSV row

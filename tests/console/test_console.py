@@ -327,8 +327,8 @@ def test_tokens_and_oauth_apps_show_their_secret_once(nubis, ui):
     assert len(client_secret) == 64
     ui.go("/oauth-clients")
     assert "Backup tool" in ui.el("#clients").text and client_secret not in ui.d.page_source
-    # The console itself is a public client of the account's owner.
-    assert "nubis-console" in ui.el("#clients").text
+    # The console's own client is a system client: no account lists (or can change) it.
+    assert "nubis-console" not in ui.el("#clients").text
 
 
 def test_account_and_billing(nubis, ui):
@@ -436,6 +436,10 @@ def test_a_restricted_user_sees_only_what_the_api_allows(nubis, ui):
     link = nubis.outbox_link("viewer")
     ui.click("Sign out")
     ui.wait_text("You are signed out.")
+    # Signing out ended the authorization server's session too: the password is asked again.
+    ui.go("/")
+    ui.wait(lambda: "/oauth/authorize" in ui.d.current_url, "the authorization page")
+    assert ui.d.find_elements(By.NAME, "password") and "Signed in as" not in ui.text()
     ui.d.get(link)
     ui.fill({"password": "Reader-Pass-77", "confirm": "Reader-Pass-77"})
     ui.click("Set password")

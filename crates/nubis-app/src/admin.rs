@@ -16,6 +16,20 @@ use sha2::{Digest, Sha256};
 use crate::App;
 use crate::auth::{hash_secret_hex, new_secret};
 
+/// The operator of this cloud at its machine: whoever opened the database (`nubis admin`, and
+/// `nubis serve` while it starts). Only [`App::new`] makes one, beside the application it
+/// returns; the API and the console never hold one, so no request reaches an `admin_*`
+/// function. (An operator token of the test controls also stands for one, for fixtures.)
+pub struct Admin {
+    _private: (),
+}
+
+impl Admin {
+    pub(crate) fn new() -> Admin {
+        Admin { _private: () }
+    }
+}
+
 /// The owner created on first start.
 pub const BOOTSTRAP_USERNAME: &str = "admin";
 
@@ -96,6 +110,7 @@ impl App {
     /// child of that account and also gets its proxy user.
     pub async fn admin_account_create(
         &self,
+        _admin: &Admin,
         company: &str,
         owner_username: &str,
         owner_email: &str,
@@ -163,6 +178,7 @@ impl App {
     /// Creates a user in an account (by euuid).
     pub async fn admin_user_create(
         &self,
+        _admin: &Admin,
         account_euuid: &str,
         username: &str,
         email: &str,
@@ -189,6 +205,7 @@ impl App {
     /// Issues a personal access token for a user; returns the secret (shown once).
     pub async fn admin_token_create(
         &self,
+        _admin: &Admin,
         username: &str,
         scopes: &str,
         expiry_days: Option<i64>,
@@ -219,15 +236,15 @@ impl App {
         .await
     }
 
-    pub async fn admin_accounts(&self) -> Result<Vec<Account>> {
+    pub async fn admin_accounts(&self, _admin: &Admin) -> Result<Vec<Account>> {
         self.store.accounts_all().await
     }
 
-    pub async fn admin_users(&self) -> Result<Vec<User>> {
+    pub async fn admin_users(&self, _admin: &Admin) -> Result<Vec<User>> {
         self.store.users_all().await
     }
 
-    pub async fn admin_outbox(&self) -> Result<Vec<OutboxMessage>> {
+    pub async fn admin_outbox(&self, _admin: &Admin) -> Result<Vec<OutboxMessage>> {
         self.store.outbox_all().await
     }
 }
@@ -235,7 +252,7 @@ impl App {
 impl App {
     /// Sets an operator flag of an instance (`nubis admin instance ...`): enabled for additional
     /// public IPv4 addresses, or in live migration.
-    pub async fn admin_instance_flag(&self, id: i64, flag: InstanceFlag, on: bool) -> Result<()> {
+    pub async fn admin_instance_flag(&self, _admin: &Admin, id: i64, flag: InstanceFlag, on: bool) -> Result<()> {
         self.write(|tx| {
             Box::pin(async move {
                 if !tx.instance_set_flag(id, flag, on).await? {
@@ -252,7 +269,7 @@ impl App {
     /// Sets or clears an account's active terms-of-service violation (`nubis admin account
     /// tos-violation`): while it is set, the account can neither create nor take part in service
     /// transfers.
-    pub async fn admin_account_tos_violation(&self, euuid: &str, on: bool) -> Result<Account> {
+    pub async fn admin_account_tos_violation(&self, _admin: &Admin, euuid: &str, on: bool) -> Result<Account> {
         self.write(|tx| {
             Box::pin(async move {
                 let account =

@@ -51,6 +51,15 @@ fn region(r: &RegionConfig, mode: NetworkMode) -> std::result::Result<RegionInfo
             return Err(format!("region {}: public_ipv4 must not overlap 127.168.0.0/16", r.id));
         }
     }
+    if mode == NetworkMode::Netns {
+        let bench: Ipv4Net = "198.18.0.0/15".parse().expect("valid network");
+        if !bench.contains(&public_ipv4) {
+            return Err(format!(
+                "region {}: with [runtime] driver = \"netns\" public_ipv4 must be inside 198.18.0.0/15",
+                r.id
+            ));
+        }
+    }
     if r.public_prefix < public_ipv4.prefix_len() || r.public_prefix > 30 {
         return Err(format!("region {}: public_prefix must be between the pool's prefix and 30", r.id));
     }

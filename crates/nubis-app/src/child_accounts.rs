@@ -46,13 +46,13 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<ChildAccount>> {
         self.authorize(actor, Op::ChildAccountList).await?;
-        let (data, n) = self.store.child_accounts_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.child_accounts_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data.into_iter().map(view).collect(), page, n))
     }
 
     pub async fn child_account_get(&self, actor: &Actor, euuid: &str) -> Result<ChildAccount> {
         self.authorize(actor, Op::ChildAccountGet).await?;
-        self.store.child_account_get(actor.account_id, euuid).await?.map(view).ok_or(Error::NotFound)
+        self.store.child_account_get(actor.account_id(), euuid).await?.map(view).ok_or(Error::NotFound)
     }
 
     /// A token acting as the parent's proxy user on the child account: every scope (the proxy
@@ -61,11 +61,20 @@ impl App {
         self.authorize(actor, Op::ChildAccountToken).await?;
         let now = Timestamp::now();
         let expiry = now.plus_seconds(self.config.signin.proxy_token_secs);
-        let label: String = format!("{}_{}_{}", actor.username, actor.user_id, now).chars().take(100).collect();
+        let label: String = format!("{}_{}_{}", actor.username(), actor.user_id(), now).chars().take(100).collect();
         let label = &label;
         self.write(|tx| {
             Box::pin(async move {
-                let child = tx.child_account_get(actor.account_id, euuid).await?.ok_or(Error::NotFound)?;
+                let child = tx.child_account_get(actor.account_id(), euuid).await?.ok_or(Error::NotFound)?;
+                // As for personal access tokens: a token issued to a third-party OAuth
+                // application mints no token that would outlive the application's grant.
+                if let Some(Some(client)) = tx.token_client(actor.token_id()).await?
+                    && client != crate::console::CONSOLE_CLIENT_ID
+                {
+                    return Err(Error::Forbidden(
+                        "A token issued to an OAuth application cannot create proxy user tokens".into(),
+                    ));
+                }
                 let proxy = tx
                     .users_of_account(child.id)
                     .await?

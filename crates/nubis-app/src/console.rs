@@ -1,12 +1,14 @@
 //! The web console's registration with the authorization server: the console is a public OAuth
-//! client (PKCE, no secret) with a fixed client ID, kept in the account of the first owner
-//! `admin` and pointed at the console's callback each time `nubis serve` needs it.
+//! client (PKCE, no secret) with a fixed client ID. It is a system client: it belongs to no
+//! account, is defined by the configuration rather than stored, and its only redirect URI is the
+//! console's own callback (`<public URL><console base path>/callback`). No account's OAuth-client
+//! operations can list, read or change it (they answer 404 as for an unknown ID), so nobody can
+//! point it elsewhere, delete it or reset its secret.
 
-use nubis_model::{Error, Result, Timestamp};
-use nubis_store::oauth::NewClient;
+use nubis_model::Result;
+use nubis_model::signin::{OAuthClient, REDACTED};
 
-use crate::auth::hash_secret_hex;
-use crate::{App, retry};
+use crate::App;
 
 /// The console's OAuth client ID.
 pub const CONSOLE_CLIENT_ID: &str = "nubis-console";
@@ -20,48 +22,33 @@ impl App {
         if p.is_empty() { String::new() } else { format!("/{p}") }
     }
 
-    /// Makes sure the console's public client exists, is public and redirects to
-    /// `redirect_uri`; returns its client ID. The client belongs to the account of `admin`.
-    pub async fn console_client_ensure(&self, redirect_uri: &str) -> Result<String> {
-        if let Some((c, _)) = self.store.oauth_client_get(CONSOLE_CLIENT_ID).await?
-            && c.public
-            && c.redirect_uri == redirect_uri
-        {
-            return Ok(c.id);
-        }
-        let owner = self
-            .store
-            .user_by_username(crate::admin::BOOTSTRAP_USERNAME)
-            .await?
-            .ok_or_else(|| Error::invalid("client_id", "The console needs the account owner 'admin'"))?;
-        // Public clients have no secret; the column holds the hash of a value nobody knows.
-        let secret_hash = hash_secret_hex(&crate::auth::new_secret());
-        let r = retry(|| async {
-            let mut tx = self.store.begin().await?;
-            match self.store.oauth_client_get(CONSOLE_CLIENT_ID).await? {
-                Some(_) => {
-                    tx.oauth_client_update(CONSOLE_CLIENT_ID, None, Some(redirect_uri), Some(true)).await?;
-                }
-                None => {
-                    tx.oauth_client_insert(&NewClient {
-                        id: CONSOLE_CLIENT_ID,
-                        account_id: owner.account_id,
-                        label: CONSOLE_CLIENT_LABEL,
-                        redirect_uri,
-                        public: true,
-                        secret_hash: &secret_hash,
-                        created: Timestamp::now(),
-                    })
-                    .await?;
-                }
-            }
-            tx.commit().await
+    /// Where the authorization server sends the browser back to the console.
+    pub fn console_redirect_uri(&self) -> String {
+        format!("{}{}/callback", self.public_url(), self.console_base_path())
+    }
+
+    /// A system client of nubis itself (the console's, while the console is served), or `None`
+    /// for any other ID.
+    pub fn system_client(&self, id: &str) -> Option<OAuthClient> {
+        (id == CONSOLE_CLIENT_ID && self.config.console.enabled).then(|| OAuthClient {
+            id: CONSOLE_CLIENT_ID.to_string(),
+            label: CONSOLE_CLIENT_LABEL.to_string(),
+            redirect_uri: self.console_redirect_uri(),
+            public: true,
+            status: "active".to_string(),
+            secret: REDACTED.to_string(),
+            thumbnail_url: None,
+            account_id: 0,
+            has_thumbnail: false,
         })
-        .await;
-        match r {
-            // Another request registered it at the same moment.
-            Ok(()) | Err(Error::Unique(_)) => Ok(CONSOLE_CLIENT_ID.to_string()),
-            Err(e) => Err(e),
+    }
+
+    /// The client an authorization or token request names: a system client, or a client of
+    /// some account with the hash of its secret.
+    pub(crate) async fn oauth_client_find(&self, id: &str) -> Result<Option<(OAuthClient, Option<String>)>> {
+        if let Some(c) = self.system_client(id) {
+            return Ok(Some((c, None)));
         }
+        Ok(self.store.oauth_client_get(id).await?.map(|(c, hash)| (c, Some(hash))))
     }
 }

@@ -14,11 +14,11 @@ use crate::auth::{Actor, Op};
 /// until [`EventBuilder::visible_with`] or [`EventBuilder::about_user`] widens it.
 pub(crate) fn event(actor: &Actor, action: &'static str, entity: EventEntity) -> EventBuilder {
     EventBuilder(NewEvent {
-        account_id: actor.account_id,
+        account_id: actor.account_id(),
         action,
         entity: Some(entity),
         secondary: None,
-        username: Some(actor.username.clone()),
+        username: Some(actor.username().to_string()),
         status: "finished",
         message: None,
         visible_with: None,
@@ -59,7 +59,7 @@ impl EventBuilder {
 }
 
 fn viewer(actor: &Actor) -> EventViewer {
-    EventViewer { account_id: actor.account_id, user_id: actor.user_id, restricted: actor.restricted }
+    EventViewer { account_id: actor.account_id(), user_id: actor.user_id(), restricted: actor.restricted() }
 }
 
 impl App {
@@ -85,7 +85,7 @@ impl App {
         self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
         self.write(|tx| {
             Box::pin(async move {
-                tx.event_mark_read(actor.user_id, id).await?;
+                tx.event_mark_read(actor.user_id(), id).await?;
                 Ok(())
             })
         })
@@ -98,7 +98,7 @@ impl App {
         self.store.event_get(&viewer(actor), self.events_since(), id).await?.ok_or(Error::NotFound)?;
         self.write(|tx| {
             Box::pin(async move {
-                tx.user_mark_seen(actor.user_id, id).await?;
+                tx.user_mark_seen(actor.user_id(), id).await?;
                 Ok(())
             })
         })

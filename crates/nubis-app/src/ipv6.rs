@@ -39,7 +39,7 @@ impl App {
     pub async fn ipv6_pool_list(&self, actor: &Actor) -> Result<Vec<Ipv6Pool>> {
         self.authorize(actor, Op::Ipv6PoolList).await?;
         let ids: Vec<String> = self.catalog.regions.iter().map(|r| r.view.id.clone()).collect();
-        let regions = self.store.instance_regions(actor.account_id, Self::grant_user(actor), &ids).await?;
+        let regions = self.store.instance_regions(actor.account_id(), Self::grant_user(actor), &ids).await?;
         Ok(self
             .catalog
             .regions
@@ -58,33 +58,29 @@ impl App {
     pub async fn ipv6_range_list(&self, actor: &Actor) -> Result<Vec<Ipv6Range>> {
         self.authorize(actor, Op::Ipv6RangeList).await?;
         // At most one range per region: the list is bounded by the catalog, not the account.
-        let ranges = self.store.ranges_of_account(actor.account_id).await?;
+        let ranges = self.store.ranges_of_account(actor.account_id()).await?;
         let visible = self.visible(actor, GrantKind::Instance, ranges.to_vec(), |r| r.instance_id).await?;
         Ok(visible.iter().map(AddressBook::range).collect())
     }
 
     /// A range of the account by its first address (a prefix length, if given, must match).
-    async fn own_range(&self, actor: &Actor, op: Op, range: &str) -> Result<RangeRow> {
+    pub(crate) async fn range_find(&self, account_id: i64, range: &str) -> Result<Option<RangeRow>> {
         let (start, prefix) = match range.split_once('/') {
-            Some((s, p)) => (s, Some(p.parse::<u8>().map_err(|_| Error::NotFound)?)),
+            Some((s, p)) => match p.parse::<u8>() {
+                Ok(p) => (s, Some(p)),
+                Err(_) => return Ok(None),
+            },
             None => (range, None),
         };
-        let start: Ipv6Addr = start.parse().map_err(|_| Error::NotFound)?;
-        let ranges = self.store.ranges_of_account(actor.account_id).await?;
-        let r = ranges
-            .iter()
-            .find(|r| r.range_start == start.to_string() && prefix.is_none_or(|p| p == r.prefix))
-            .cloned()
-            .ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, r.instance_id).await?;
-        Ok(r)
+        let Ok(start) = start.parse::<Ipv6Addr>() else { return Ok(None) };
+        let ranges = self.store.ranges_of_account(account_id).await?;
+        Ok(ranges.iter().find(|r| r.range_start == start.to_string() && prefix.is_none_or(|p| p == r.prefix)).cloned())
     }
 
     /// `GET /v4/networking/ipv6/ranges/{range}`.
     pub async fn ipv6_range_get(&self, actor: &Actor, range: &str) -> Result<Ipv6RangeView> {
-        self.authorize(actor, Op::Ipv6RangeGet).await?;
-        let r = self.own_range(actor, Op::Ipv6RangeGet, range).await?;
-        let shares = self.store.shares_of_account(actor.account_id).await?;
+        let r = self.lookup_for::<RangeRow>(actor, Op::Ipv6RangeGet, range.to_string()).await?.into_inner();
+        let shares = self.store.shares_of_account(actor.account_id()).await?;
         let mut instances = vec![r.instance_id];
         instances.extend(shares.iter().filter(|s| s.address == r.range_start).map(|s| s.instance_id));
         Ok(Ipv6RangeView {
@@ -99,12 +95,11 @@ impl App {
 
     /// `DELETE /v4/networking/ipv6/ranges/{range}`: shared ranges cannot be deleted.
     pub async fn ipv6_range_delete(&self, actor: &Actor, range: &str) -> Result<()> {
-        self.authorize(actor, Op::Ipv6RangeDelete).await?;
-        let r = self.own_range(actor, Op::Ipv6RangeDelete, range).await?;
+        let r = self.lookup_for::<RangeRow>(actor, Op::Ipv6RangeDelete, range.to_string()).await?.into_inner();
         let r = &r;
         self.write(|tx| {
             Box::pin(async move {
-                let now = tx.ranges_of_account_tx(actor.account_id).await?;
+                let now = tx.ranges_of_account_tx(actor.account_id()).await?;
                 let r = now.iter().find(|x| x.id == r.id).ok_or(Error::NotFound)?;
                 if !tx.shares_of_address(&r.range_start).await?.is_empty() {
                     return Err(Error::refused("A shared IPv6 range cannot be deleted; stop sharing it first"));
@@ -164,7 +159,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     let inst = tx
-                        .instance_lock(instance_id, actor.account_id)
+                        .instance_lock(instance_id, actor.account_id())
                         .await?
                         .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
                     let slaac = tx
@@ -178,7 +173,7 @@ impl App {
                         .region(&inst.region)
                         .ok_or_else(|| Error::internal(format!("region {} is not configured", inst.region)))?;
                     let in_region = tx.ranges_in_region(&inst.region).await?;
-                    if in_region.iter().any(|r| r.account_id == actor.account_id) {
+                    if in_region.iter().any(|r| r.account_id == actor.account_id()) {
                         return Err(Error::refused(ONE_PER_REGION));
                     }
                     if in_region.iter().any(|r| r.instance_id == instance_id) {
@@ -195,7 +190,7 @@ impl App {
                         .range_insert(&NewRange {
                             range_start: &net.network().to_string(),
                             prefix,
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             region: &inst.region,
                             instance_id,
                             route_target: &slaac.address,
@@ -216,7 +211,7 @@ impl App {
 
     /// The instance a new range is routed to: by id, or by its SLAAC address; read_write needed.
     async fn range_target_instance(&self, actor: &Actor, id: Option<i64>, slaac: Option<&str>) -> Result<i64> {
-        let book = self.address_book(actor.account_id).await?;
+        let book = self.address_book(actor.account_id()).await?;
         let (found, field) = match (id, slaac) {
             (Some(id), _) => (book.instances.iter().find(|i| i.id == id).map(|i| i.id), "instance_id"),
             (None, Some(a)) => (

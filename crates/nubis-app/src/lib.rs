@@ -55,6 +55,8 @@ pub struct AppInner {
     pub(crate) mail_kick: Notify,
     /// What runs instances (the simulated driver unless [`App::new_with_driver`] says otherwise).
     pub(crate) driver: Arc<dyn runtime::Driver>,
+    /// The netns runtime behind the driver, when `[runtime] driver = "netns"`.
+    pub(crate) netns: Option<Arc<runtime::netns::Netns>>,
     /// Where private IPv4 addresses of instances come from (`network.private_ipv4`).
     pub(crate) private_pool: Ipv4Pool,
     /// Forward DNS, checked before reverse DNS is set.
@@ -77,14 +79,41 @@ impl std::ops::Deref for App {
 }
 
 impl App {
-    /// Builds the application over an opened store. The configuration is checked here.
-    pub fn new(store: Store, config: Config) -> Result<App> {
+    /// Builds the application over an opened store (the configuration is checked here), and
+    /// the operator's capability ([`admin::Admin`]) for whoever opened it.
+    pub fn new(store: Store, mut config: Config) -> Result<(App, admin::Admin)> {
+        config.apply_runtime();
+        if config.runtime.driver == nubis_model::config::DriverKind::Netns {
+            let tag = &config.runtime.host_tag;
+            if !nubis_netns::Names::valid_tag(tag) {
+                return Err(Error::Internal("configuration: runtime.host_tag: at most 4 of a-z0-9".into()));
+            }
+            let netns = runtime::netns::Netns::new(&config.runtime, tag);
+            let driver = Arc::new(runtime::netns::NetnsDriver(netns.clone()));
+            let app = Self::build(store, config, driver, Some(netns.clone()))?;
+            netns.bind_app(&app);
+            return Ok((app, admin::Admin::new()));
+        }
         let driver = Arc::new(runtime::simulated::SimulatedDriver::new(config.runtime.clone()));
         Self::new_with_driver(store, config, driver)
     }
 
     /// The same, with another instance driver.
-    pub fn new_with_driver(store: Store, config: Config, driver: Arc<dyn runtime::Driver>) -> Result<App> {
+    pub fn new_with_driver(
+        store: Store,
+        mut config: Config,
+        driver: Arc<dyn runtime::Driver>,
+    ) -> Result<(App, admin::Admin)> {
+        config.apply_runtime();
+        Ok((Self::build(store, config, driver, None)?, admin::Admin::new()))
+    }
+
+    fn build(
+        store: Store,
+        config: Config,
+        driver: Arc<dyn runtime::Driver>,
+        netns: Option<Arc<runtime::netns::Netns>>,
+    ) -> Result<App> {
         let catalog = catalog::Catalog::build(&config).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         let private_pool = config
             .network
@@ -96,19 +125,21 @@ impl App {
         let dns =
             dns::ForwardDns::from_config(&config.dns).map_err(|e| Error::Internal(format!("configuration: {e}")))?;
         billing::check_config(&config.billing).map_err(|e| Error::Internal(format!("configuration: billing: {e}")))?;
-        Ok(App(Arc::new(AppInner {
+        let app = App(Arc::new(AppInner {
             store,
             config,
             catalog,
             mail_kick: Notify::new(),
             driver,
+            netns,
             private_pool,
             dns: Arc::new(dns),
             balancer_publisher: Default::default(),
             controls: Default::default(),
             gateway: Arc::new(billing::SimulatedGateway),
             listen_url: Default::default(),
-        })))
+        }));
+        Ok(app)
     }
 
     pub fn config(&self) -> &Config {
@@ -125,5 +156,13 @@ impl App {
     }
 }
 
-/// Runs a write operation again when the database reports a transient conflict.
-pub(crate) use nubis_store::retry;
+/// What the netns driver lacks on this host (one line each; empty: nothing), for
+/// `nubis admin runtime check`.
+pub fn runtime_missing_on_host(state_dir: &str) -> Vec<String> {
+    nubis_netns::check::missing(std::path::Path::new(state_dir))
+}
+
+/// `nubis admin runtime sweep`: everything every nubis made on this host removed.
+pub async fn runtime_sweep_host(state_dir: &str) -> Result<()> {
+    nubis_netns::sweep(std::path::Path::new(state_dir)).await.map_err(|e| Error::Internal(e.to_string()))
+}

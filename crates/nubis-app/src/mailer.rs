@@ -37,12 +37,20 @@ async fn deliver(
     let msg = build(m)?;
     match transport {
         Transport::Files(dir) => {
-            tokio::fs::create_dir_all(dir).await.map_err(Error::internal)?;
-            let tmp = dir.join(format!(".{}.eml.tmp", m.id));
-            let path = dir.join(format!("{:08}.eml", m.id));
-            tokio::fs::write(&tmp, msg.formatted()).await.map_err(Error::internal)?;
-            tokio::fs::rename(&tmp, &path).await.map_err(Error::internal)?;
-            Ok(())
+            // Messages carry live set-password links: the directory and the files are readable
+            // by their owner only (0700, 0600), from the moment they exist.
+            let (dir, id, bytes) = (dir.clone(), m.id, msg.formatted());
+            tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+                use std::io::Write;
+                nubis_store::files::create_private_dir(&dir)?;
+                let tmp = dir.join(format!(".{id}.eml.tmp"));
+                let mut f = nubis_store::files::create_private_file(&tmp)?;
+                f.write_all(&bytes)?;
+                std::fs::rename(&tmp, dir.join(format!("{id:08}.eml")))
+            })
+            .await
+            .map_err(Error::internal)?
+            .map_err(Error::internal)
         }
         Transport::Smtp(_) => {
             let smtp = smtp.ok_or_else(|| Error::internal("SMTP transport not built"))?;

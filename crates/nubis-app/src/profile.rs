@@ -9,9 +9,9 @@ use nubis_store::users::UserChanges;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
-use crate::{App, retry};
 
 /// `PUT /v4/profile`. Read-only fields of the profile are accepted and ignored.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -62,8 +62,8 @@ fn validate(u: &ProfileUpdate) -> Result<()> {
 
 impl App {
     async fn own_user(&self, actor: &Actor) -> Result<nubis_model::account::User> {
-        let user = self.store.user_by_id(actor.user_id).await?;
-        user.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
+        let user = self.store.user_by_id(actor.user_id()).await?;
+        user.filter(|u| u.account_id == actor.account_id()).ok_or(Error::NotFound)
     }
 
     pub async fn profile_get(&self, actor: &Actor) -> Result<Profile> {
@@ -75,33 +75,36 @@ impl App {
         self.authorize(actor, Op::ProfileUpdate).await?;
         validate(&input)?;
         let input = &input;
-        retry(|| async move {
-            let user = self.own_user(actor).await?;
-            let mut prefs: ProfilePrefs = user.prefs.clone();
-            if let Some(t) = &input.timezone {
-                prefs.timezone = t.clone();
-            }
-            if let Some(v) = input.email_notifications {
-                prefs.email_notifications = v;
-            }
-            if let Some(v) = input.ip_whitelist_enabled {
-                prefs.ip_whitelist_enabled = v;
-            }
-            if let Some(m) = &input.lish_auth_method {
-                prefs.lish_auth_method = m.clone();
-            }
-            if let Some(k) = &input.authorized_keys {
-                prefs.authorized_keys = k.clone();
-            }
-            let mut tx = self.store.begin().await?;
-            let changes = UserChanges { email: input.email.as_deref(), prefs: Some(&prefs), ..Default::default() };
-            let updated = tx.user_update(user.id, &changes).await?;
-            let e = event(actor, "profile_update", EventEntity::new("profile", user.id, &user.username, "/v4/profile"))
-                .about_user(user.id)
-                .build();
-            tx.event_insert(&e).await?;
-            tx.commit().await?;
-            Ok(Profile::of(&updated))
+        self.write(|tx| {
+            Box::pin(async move {
+                // The preferences are one JSON value: the ones given are set on those read here.
+                let user = tx.user_by_id(actor.user_id()).await?.filter(|u| u.account_id == actor.account_id());
+                let user = user.ok_or(Error::NotFound)?;
+                let mut prefs: ProfilePrefs = user.prefs.clone();
+                if let Some(t) = &input.timezone {
+                    prefs.timezone = t.clone();
+                }
+                if let Some(v) = input.email_notifications {
+                    prefs.email_notifications = v;
+                }
+                if let Some(v) = input.ip_whitelist_enabled {
+                    prefs.ip_whitelist_enabled = v;
+                }
+                if let Some(m) = &input.lish_auth_method {
+                    prefs.lish_auth_method = m.clone();
+                }
+                if let Some(k) = &input.authorized_keys {
+                    prefs.authorized_keys = k.clone();
+                }
+                let changes = UserChanges { email: input.email.as_deref(), prefs: Some(&prefs), ..Default::default() };
+                let updated = tx.user_update(user.id, &changes).await?;
+                let e =
+                    event(actor, "profile_update", EventEntity::new("profile", user.id, &user.username, "/v4/profile"))
+                        .about_user(user.id)
+                        .build();
+                tx.event_insert(&e).await?;
+                Ok(Profile::of(&updated))
+            })
         })
         .await
     }
@@ -110,10 +113,10 @@ impl App {
     /// is allowed); otherwise the caller's grants, leaving out entities without access.
     pub async fn profile_grants(&self, actor: &Actor) -> Result<Option<GrantsView>> {
         self.authorize(actor, Op::ProfileGrants).await?;
-        if !actor.restricted {
+        if !actor.restricted() {
             return Ok(None);
         }
-        let mut view = self.grants_view(actor.account_id, actor.user_id).await?;
+        let mut view = self.grants_view(actor.account_id(), actor.user_id()).await?;
         for kind in nubis_model::grants::GrantKind::ALL {
             view.kind_mut(kind).retain(|g| g.permissions.is_some());
         }

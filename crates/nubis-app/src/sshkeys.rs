@@ -84,13 +84,13 @@ fn check_label(p: &mut Problems, label: &str) {
 impl App {
     pub async fn ssh_key_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<SshKey>> {
         self.authorize(actor, Op::SshKeyList).await?;
-        let (rows, total) = self.store.ssh_keys_page(actor.user_id, filter, page.page, page.page_size).await?;
+        let (rows, total) = self.store.ssh_keys_page(actor.user_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(rows.iter().map(view).collect(), page, total))
     }
 
     pub async fn ssh_key_get(&self, actor: &Actor, id: i64) -> Result<SshKey> {
         self.authorize(actor, Op::SshKeyGet).await?;
-        Ok(view(&self.store.ssh_key_get(actor.user_id, id).await?.ok_or(Error::NotFound)?))
+        Ok(view(&self.store.ssh_key_get(actor.user_id(), id).await?.ok_or(Error::NotFound)?))
     }
 
     pub async fn ssh_key_create(&self, actor: &Actor, input: SshKeyCreate) -> Result<SshKey> {
@@ -111,7 +111,7 @@ impl App {
         p.finish()?;
         let (label, key) = (&label, &key);
         let row = self
-            .write(|tx| Box::pin(async move { tx.ssh_key_insert(actor.user_id, label, key, Timestamp::now()).await }))
+            .write(|tx| Box::pin(async move { tx.ssh_key_insert(actor.user_id(), label, key, Timestamp::now()).await }))
             .await?;
         Ok(view(&row))
     }
@@ -122,7 +122,7 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let k = tx.ssh_key_lock(actor.user_id, id).await?.ok_or(Error::NotFound)?;
+                    let k = tx.ssh_key_lock(actor.user_id(), id).await?.ok_or(Error::NotFound)?;
                     let Some(label) = &input.label else { return Ok(k) };
                     let mut p = Problems::new();
                     check_label(&mut p, label);
@@ -138,7 +138,7 @@ impl App {
         self.authorize(actor, Op::SshKeyDelete).await?;
         self.write(|tx| {
             Box::pin(async move {
-                tx.ssh_key_lock(actor.user_id, id).await?.ok_or(Error::NotFound)?;
+                tx.ssh_key_lock(actor.user_id(), id).await?.ok_or(Error::NotFound)?;
                 tx.ssh_key_delete(id).await
             })
         })

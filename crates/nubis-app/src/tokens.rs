@@ -1,5 +1,5 @@
 //! Personal access tokens of the caller: the raw secret is returned once, at creation, and stored
-//! only as its SHA-256 hash.
+//! only as its SHA-256 hash. A token issued to a third-party OAuth application cannot create them.
 
 use nubis_model::account::Token;
 use nubis_model::event::EventEntity;
@@ -10,9 +10,10 @@ use nubis_store::tokens::NewToken;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::App;
 use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
+use crate::console::CONSOLE_CLIENT_ID;
 use crate::events::event;
-use crate::{App, retry};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TokenCreate {
@@ -44,13 +45,13 @@ fn validate_create(actor: &Actor, input: &TokenCreate) -> Result<(String, String
     let label = input.label.clone().unwrap_or_else(|| DEFAULT_LABEL.to_string());
     p.check(len_between(&label, LABEL_LEN.0, LABEL_LEN.1), "label", "Length must be 1-100 characters");
     let scopes = match input.scopes.as_deref().map(str::trim) {
-        None | Some("*") => actor.scopes_text.clone(),
+        None | Some("*") => actor.scopes_text().to_string(),
         Some(s) => match Scopes::parse(s) {
             Err(reason) => {
                 p.add("scopes", reason);
                 String::new()
             }
-            Ok(parsed) if !parsed.within(&actor.scopes) => {
+            Ok(parsed) if !parsed.within(actor.scopes()) => {
                 p.add("scopes", "Cannot create a token with more scopes than the token making the request");
                 String::new()
             }
@@ -83,7 +84,7 @@ impl App {
         page: nubis_model::page::PageRequest,
     ) -> Result<nubis_model::page::Page<Token>> {
         self.authorize(actor, Op::TokenList).await?;
-        let (rows, results) = self.store.tokens_page(actor.user_id, filter, page.page, page.page_size).await?;
+        let (rows, results) = self.store.tokens_page(actor.user_id(), filter, page.page, page.page_size).await?;
         Ok(nubis_model::page::Page::new(rows, page, results))
     }
 
@@ -93,35 +94,48 @@ impl App {
     }
 
     async fn own_token(&self, actor: &Actor, id: i64) -> Result<Token> {
-        self.store.token_get(actor.user_id, id).await?.ok_or(Error::NotFound)
+        self.store.token_get(actor.user_id(), id).await?.ok_or(Error::NotFound)
     }
 
     pub async fn token_create(&self, actor: &Actor, input: TokenCreate) -> Result<Token> {
         self.authorize(actor, Op::TokenCreate).await?;
-        if actor.user_type == nubis_model::account::UserType::Proxy {
+        if actor.user_type() == nubis_model::account::UserType::Proxy {
             return Err(Error::Forbidden("Proxy users cannot create personal access tokens".into()));
         }
         let (label, scopes, expiry) = validate_create(actor, &input)?;
         let (label, scopes) = (&label, &scopes);
-        retry(|| async move {
-            let secret = new_secret();
-            let hash = hash_secret_hex(&secret);
-            let mut tx = self.store.begin().await?;
-            let mut t = tx
-                .token_insert(&NewToken {
-                    user_id: actor.user_id,
-                    label,
-                    scopes,
-                    secret_hash: &hash,
-                    kind: "pat",
-                    created: Timestamp::now(),
-                    expiry,
-                })
-                .await?;
-            tx.event_insert(&event(actor, "token_create", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await?;
-            t.token = Some(secret);
-            Ok(t)
+        self.write(|tx| {
+            Box::pin(async move {
+                let secret = new_secret();
+                let hash = hash_secret_hex(&secret);
+                // A token issued to a third-party OAuth application cannot mint a personal access
+                // token (which would outlive the application and its grant); the console's own
+                // system client may: the console creates tokens for its user.
+                match tx.token_client(actor.token_id()).await? {
+                    None => return Err(Error::Unauthenticated("Invalid Token".into())),
+                    Some(Some(client)) if client != CONSOLE_CLIENT_ID => {
+                        return Err(Error::Forbidden(
+                            "A token issued to an OAuth application cannot create personal access tokens".into(),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+                let mut t = tx
+                    .token_insert(&NewToken {
+                        user_id: actor.user_id(),
+                        label,
+                        scopes,
+                        secret_hash: &hash,
+                        kind: "pat",
+                        created: Timestamp::now(),
+                        expiry,
+                    })
+                    .await?;
+                tx.event_insert(&event(actor, "token_create", token_entity(&t)).about_user(actor.user_id()).build())
+                    .await?;
+                t.token = Some(secret);
+                Ok(t)
+            })
         })
         .await
     }
@@ -134,14 +148,15 @@ impl App {
         }
         p.finish()?;
         let input = &input;
-        retry(|| async move {
-            let t = self.own_token(actor, id).await?;
-            let Some(label) = &input.label else { return Ok(t) };
-            let mut tx = self.store.begin().await?;
-            let t = tx.token_update_label(id, label).await?;
-            tx.event_insert(&event(actor, "token_update", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await?;
-            Ok(t)
+        let Some(label) = &input.label else { return self.own_token(actor, id).await };
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.token_get(actor.user_id(), id).await?.ok_or(Error::NotFound)?;
+                let t = tx.token_update_label(id, label).await?;
+                tx.event_insert(&event(actor, "token_update", token_entity(&t)).about_user(actor.user_id()).build())
+                    .await?;
+                Ok(t)
+            })
         })
         .await
     }
@@ -149,12 +164,14 @@ impl App {
     /// Revokes a token at once.
     pub async fn token_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::TokenDelete).await?;
-        retry(|| async move {
-            let t = self.own_token(actor, id).await?;
-            let mut tx = self.store.begin().await?;
-            tx.token_delete(id).await?;
-            tx.event_insert(&event(actor, "token_delete", token_entity(&t)).about_user(actor.user_id).build()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let t = tx.token_get(actor.user_id(), id).await?.ok_or(Error::NotFound)?;
+                tx.token_delete(id).await?;
+                tx.event_insert(&event(actor, "token_delete", token_entity(&t)).about_user(actor.user_id()).build())
+                    .await?;
+                Ok(())
+            })
         })
         .await
     }

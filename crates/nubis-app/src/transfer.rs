@@ -17,13 +17,13 @@ const GB: i64 = 1_000_000_000;
 impl App {
     pub async fn account_transfer(&self, actor: &Actor) -> Result<AccountTransfer> {
         self.authorize(actor, Op::AccountTransfer).await?;
-        let instances = self.store.instances_of_account(actor.account_id).await?;
+        let instances = self.store.instances_of_account(actor.account_id()).await?;
         let mut quota = 0;
         for i in instances.iter() {
             quota += self.catalog.instance_type(&i.kind).map_or(0, |t| t.transfer);
         }
         let bytes_out: i64 =
-            self.store.account_transfer_of(actor.account_id, month_start()).await?.iter().map(|r| r.2).sum();
+            self.store.account_transfer_of(actor.account_id(), month_start()).await?.iter().map(|r| r.2).sum();
         let used = (bytes_out + GB - 1) / GB;
         Ok(AccountTransfer { billable: (used - quota).max(0), quota, used, region_transfers: Vec::new() })
     }

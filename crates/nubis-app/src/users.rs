@@ -43,7 +43,11 @@ fn user_entity(u: &User) -> EventEntity {
 
 impl App {
     async fn account_user(&self, actor: &Actor, username: &str) -> Result<User> {
-        self.store.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
+        self.store
+            .user_by_username(username)
+            .await?
+            .filter(|u| u.account_id == actor.account_id())
+            .ok_or(Error::NotFound)
     }
 
     /// Inserts a (non-owner) user of `account_id` with the type its account gives it and the
@@ -101,7 +105,7 @@ impl App {
         page: nubis_model::page::PageRequest,
     ) -> Result<nubis_model::page::Page<User>> {
         self.authorize(actor, Op::UserList).await?;
-        let (rows, results) = self.store.users_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (rows, results) = self.store.users_page(actor.account_id(), filter, page.page, page.page_size).await?;
         let rows = self.with_last_login(rows).await?;
         Ok(nubis_model::page::Page::new(rows, page, results))
     }
@@ -146,7 +150,7 @@ impl App {
         self.write(|tx| {
             Box::pin(async move {
                 let u =
-                    self.user_insert_new(tx, actor.account_id, username, email, restricted, &actor.username).await?;
+                    self.user_insert_new(tx, actor.account_id(), username, email, restricted, actor.username()).await?;
                 tx.event_insert(&event(actor, "user_create", user_entity(&u)).about_user(u.id).build()).await?;
                 Ok(u)
             })
@@ -178,7 +182,7 @@ impl App {
                 if target.is_owner && input.restricted == Some(true) {
                     p.add("restricted", "The account owner cannot be restricted");
                 }
-                if actor.restricted && input.restricted == Some(false) && target.id == actor.user_id {
+                if actor.restricted() && input.restricted == Some(false) && target.id == actor.user_id() {
                     p.add("restricted", "A restricted user cannot make itself unrestricted");
                 }
                 p.finish()?;
@@ -253,13 +257,13 @@ impl App {
     pub async fn user_grants_get(&self, actor: &Actor, username: &str) -> Result<Option<GrantsView>> {
         self.authorize(actor, Op::UserGrantsGet).await?;
         let target = self.account_user(actor, username).await?;
-        if target.id == actor.user_id {
+        if target.id == actor.user_id() {
             return Err(Error::refused("Use GET /v4/profile/grants for your own grants"));
         }
         if !target.restricted {
             return Ok(None);
         }
-        self.grants_view(actor.account_id, target.id).await.map(Some)
+        self.grants_view(actor.account_id(), target.id).await.map(Some)
     }
 
     /// `PUT .../users/{username}/grants`: entries given are set, everything omitted stays. The
@@ -272,7 +276,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     let target = account_user(tx, actor, username).await?;
-                    if target.id == actor.user_id {
+                    if target.id == actor.user_id() {
                         return Err(Error::refused("You cannot change your own grants"));
                     }
                     if !target.restricted {
@@ -287,13 +291,13 @@ impl App {
                     }
                     if let Some(g) = &input.global
                         && matches!(g.child_account_access, Some(Some(_)))
-                        && !tx.account_is_parent(actor.account_id).await?
+                        && !tx.account_is_parent(actor.account_id()).await?
                     {
                         p.add("global.child_account_access", "Only users of a parent account have this grant");
                     }
                     for (kind, entries) in input.kinds() {
                         let named: Vec<i64> = entries.iter().map(|e| e.id).collect();
-                        let found = tx.grantable_ids(kind, actor.account_id, &named).await?;
+                        let found = tx.grantable_ids(kind, actor.account_id(), &named).await?;
                         for (i, e) in entries.iter().enumerate() {
                             p.check(
                                 found.contains(&e.id),
@@ -317,13 +321,13 @@ impl App {
                 })
             })
             .await?;
-        self.grants_view(actor.account_id, target_id).await
+        self.grants_view(actor.account_id(), target_id).await
     }
 }
 
 /// A user of the actor's account, read inside the write (another account's is unknown).
 async fn account_user(tx: &mut Tx<'_>, actor: &Actor, username: &str) -> Result<User> {
-    tx.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id).ok_or(Error::NotFound)
+    tx.user_by_username(username).await?.filter(|u| u.account_id == actor.account_id()).ok_or(Error::NotFound)
 }
 
 /// The type a new user of `account` gets.

@@ -18,8 +18,8 @@ impl App {
         self.authorize(actor, Op::VlanList).await?;
         let grant_user = Self::grant_user(actor);
         let (rows, results) =
-            self.store.vlans_page(actor.account_id, grant_user, filter, page.page, page.page_size).await?;
-        let members = self.store.vlan_members(actor.account_id, grant_user, &rows).await?;
+            self.store.vlans_page(actor.account_id(), grant_user, filter, page.page, page.page_size).await?;
+        let members = self.store.vlan_members(actor.account_id(), grant_user, &rows).await?;
         let vlans = rows
             .into_iter()
             .map(|v| Vlan {

@@ -36,7 +36,15 @@ pub(crate) type WriteFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Se
 const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nodebalancer_nodes"];
 
 /// How many times a write runs again after serialization failures before it gives up (503).
+/// (A unique violation that the operation did not turn into a field error runs it once more.)
 const ATTEMPTS: u32 = 30;
+
+/// What a write decided: keep what it did, or keep nothing and answer all the same (an answer
+/// that refuses what was asked, once what it depended on was read).
+pub(crate) enum Decided<T> {
+    Commit(T),
+    RollBack(T),
+}
 
 impl App {
     /// Runs `op` in a write transaction and commits it; runs it again from the start when the
@@ -45,19 +53,42 @@ impl App {
     pub(crate) async fn write<'a, T>(
         &'a self,
         mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, T>,
-    ) -> Result<T> {
+    ) -> Result<T>
+    where
+        T: 'a,
+    {
+        self.write_or_roll_back(|tx| {
+            let f = op(tx);
+            Box::pin(async move { f.await.map(Decided::Commit) })
+        })
+        .await
+    }
+
+    /// [`App::write`], for an operation that may decide to keep nothing and still answer.
+    pub(crate) async fn write_or_roll_back<'a, T>(
+        &'a self,
+        mut op: impl for<'t> FnMut(&'t mut Tx<'a>) -> WriteFuture<'t, Decided<T>>,
+    ) -> Result<T>
+    where
+        T: 'a,
+    {
         let mut attempt = 0u32;
+        let mut unique_again = self.store.backend() == nubis_store::Backend::Postgres;
         loop {
             let outcome = async {
                 let mut tx = self.store.begin().await?;
-                let value = op(&mut tx).await?;
-                let committed = tx.commit_changes().await?;
-                Ok((value, committed))
+                match op(&mut tx).await? {
+                    Decided::Commit(value) => Ok((value, Some(tx.commit_changes().await?))),
+                    // Dropping the transaction rolls it back.
+                    Decided::RollBack(value) => Ok((value, None)),
+                }
             }
             .await;
             match outcome {
                 Ok((value, committed)) => {
-                    self.after_commit(&committed);
+                    if let Some(c) = committed {
+                        self.after_commit(&c);
+                    }
                     return Ok(value);
                 }
                 Err(Error::Retry) if attempt < ATTEMPTS => {
@@ -65,6 +96,10 @@ impl App {
                     tokio::time::sleep(backoff(attempt)).await;
                 }
                 Err(Error::Retry) => return Err(Error::Unavailable("too much contention, try again".into())),
+                // Under SERIALIZABLE, PostgreSQL may report two concurrent inserts of one key as
+                // a unique violation where running them one after the other would not have
+                // conflicted: run once more; a real duplicate fails again.
+                Err(Error::Unique(_)) if unique_again => unique_again = false,
                 Err(e) => return Err(e),
             }
         }
@@ -77,6 +112,11 @@ impl App {
         }
         if committed.wrote_any(BALANCER_TABLES) {
             self.balancers_changed();
+        }
+        if let Some(n) = &self.netns
+            && committed.wrote_any(crate::runtime::netns::TABLES)
+        {
+            n.kick();
         }
     }
 }

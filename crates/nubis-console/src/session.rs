@@ -156,8 +156,8 @@ impl FromRequestParts<Console> for Signed {
         let nav = Nav {
             base: c.base.clone(),
             root: c.p("/"),
-            user: actor.username.clone(),
-            restricted: actor.restricted,
+            user: actor.username().to_string(),
+            restricted: actor.restricted(),
             csrf,
             active: "",
         };

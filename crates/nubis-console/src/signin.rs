@@ -1,12 +1,13 @@
 //! Signing in to the console: the authorization-code flow with PKCE against nubis' own
-//! authorization server, the code exchanged in-process at the token endpoint's rules, and
-//! signing out (the session ends and its access token is revoked).
+//! authorization server (as its system client `nubis-console`), the code exchanged in-process at
+//! the token endpoint's rules, and signing out (the session ends, its token's grant is revoked
+//! and the authorization server's session that approved it ends).
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use nubis_app::auth::new_secret;
-use nubis_app::signin::oauth::{RevokeRequest, TokenRequest, pkce_challenge, urlencode};
+use nubis_app::signin::oauth::{TokenRequest, pkce_challenge, urlencode};
 use nubis_model::Timestamp;
 
 use crate::Console;
@@ -14,23 +15,20 @@ use crate::render::{error_page, message};
 use crate::session::{Post, SESSION_COOKIE, SIGNIN_COOKIE, cookie, redirect, set_cookie};
 
 fn callback_url(c: &Console) -> String {
-    format!("{}{}", c.app.public_url(), c.p("/callback"))
+    c.app.console_redirect_uri()
 }
 
-/// `GET /signin`: on to the authorization server's sign-in page.
+/// `GET /signin`: on to the authorization server's sign-in page, as the console's system client.
 pub async fn start(State(c): State<Console>) -> Response {
     let redirect_uri = callback_url(&c);
-    let client_id = match c.app.console_client_ensure(&redirect_uri).await {
-        Ok(id) => id,
-        Err(e) => return error_page(&c, None, e),
-    };
+    let client_id = nubis_app::console::CONSOLE_CLIENT_ID;
     let verifier = new_secret();
     let challenge = pkce_challenge(&verifier);
     let state = c.sessions.pending_add(verifier);
     let to = format!(
         "{}/authorize?response_type=code&client_id={}&redirect_uri={}&scope=*&state={}&code_challenge={}&code_challenge_method=S256",
         c.app.signin_base_path(),
-        urlencode(&client_id),
+        urlencode(client_id),
         urlencode(&redirect_uri),
         state,
         challenge
@@ -84,20 +82,16 @@ pub async fn callback(State(c): State<Console>, headers: HeaderMap, Query(q): Qu
     r
 }
 
-/// `POST /signout`: ends the console session, revokes its token, and forgets the authorization
-/// server's sign-in cookie in this browser (the next sign-in asks for the password).
+/// `POST /signout`: ends the console session, revokes its token's grant and ends the
+/// authorization server's sign-in session that approved it (on the server: a replayed cookie of
+/// either no longer signs anyone in), and clears both cookies in this browser. The next sign-in
+/// asks for the password.
 pub async fn signout(State(c): State<Console>, headers: HeaderMap, _post: Post) -> Response {
     if let Some(id) = cookie(&headers, SESSION_COOKIE)
         && let Some(token) = c.sessions.end(&id)
+        && let Err(e) = c.app.console_signout(&token).await
     {
-        let req = RevokeRequest {
-            token: Some(token),
-            client_id: Some(nubis_app::console::CONSOLE_CLIENT_ID.into()),
-            ..Default::default()
-        };
-        if let Err(e) = c.app.revoke_endpoint(&req, None).await {
-            tracing::warn!(target: "nubis::console", error = %e.error_description, "token revocation failed");
-        }
+        return error_page(&c, None, e);
     }
     let mut r = message(&c, None, StatusCode::OK, "You are signed out.");
     set_cookie(&mut r, &c, SESSION_COOKIE, "", 0);

@@ -23,7 +23,8 @@ pub(crate) enum DialError {
 pub(crate) async fn connect(shared: &ListenerShared, cur: &Gen, idx: u16) -> Option<TcpStream> {
     let node = &cur.nodes[idx as usize];
     let addr = node.dial?;
-    match tokio::time::timeout(shared.settings.backend_connect_timeout, TcpStream::connect(addr)).await {
+    let source = crate::fabric::source_of(*shared.bound.lock().unwrap_or_else(|e| e.into_inner()));
+    match tokio::time::timeout(shared.settings.backend_connect_timeout, crate::fabric::connect(addr, source)).await {
         Ok(Ok(s)) => {
             let _ = s.set_nodelay(true);
             Some(s)

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use nubis_model::balancer::{CheckKind, HealthCheck, NodeStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::{Gen, ListenerShared};
@@ -47,11 +46,12 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
         let interval = interval_of(&shared, &cur);
         let timeout = Duration::from_secs(u64::from(cur.check.timeout_secs.max(1))).min(interval);
         let check = &cur.check;
+        let source = crate::fabric::source_of(*shared.bound.lock().unwrap_or_else(|e| e.into_inner()));
         let results = futures_util::future::join_all(cur.nodes.iter().map(|n| async move {
             match (check.kind, n.dial) {
                 (_, None) => Some(false),
                 (CheckKind::None, _) => None,
-                (_, Some(addr)) => Some(check_once(check, addr, timeout).await),
+                (_, Some(addr)) => Some(check_once(check, addr, timeout, source).await),
             }
         }));
         let results = tokio::select! {
@@ -108,12 +108,17 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
 }
 
 /// One check attempt against one node.
-pub(crate) async fn check_once(check: &HealthCheck, addr: SocketAddr, timeout: Duration) -> bool {
-    tokio::time::timeout(timeout, attempt(check, addr)).await.unwrap_or(false)
+pub(crate) async fn check_once(
+    check: &HealthCheck,
+    addr: SocketAddr,
+    timeout: Duration,
+    source: Option<std::net::IpAddr>,
+) -> bool {
+    tokio::time::timeout(timeout, attempt(check, addr, source)).await.unwrap_or(false)
 }
 
-async fn attempt(check: &HealthCheck, addr: SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect(addr).await else {
+async fn attempt(check: &HealthCheck, addr: SocketAddr, source: Option<std::net::IpAddr>) -> bool {
+    let Ok(mut s) = crate::fabric::connect(addr, source).await else {
         return false;
     };
     if check.kind == CheckKind::Connection {

@@ -15,7 +15,6 @@
 //! It never imports `app`, `store` or `http`: the contract is `nubis_model::balancer`.
 
 mod backend;
-mod chunked;
 pub mod fabric;
 mod handle;
 mod health;

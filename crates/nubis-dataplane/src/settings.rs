@@ -15,7 +15,8 @@ pub struct DataplaneSettings {
     pub client_idle_timeout: Duration,
     /// Dialing a back end gives up after this long (the node counts as failed for passive checks).
     pub backend_connect_timeout: Duration,
-    /// Largest request head accepted; a larger one gets `431` and the connection is closed.
+    /// Largest request head accepted; a larger one gets `400` (as HAProxy answers) and the
+    /// connection is closed.
     pub max_header_bytes: usize,
     /// Concurrent client connections per listener; connections beyond it are closed at once.
     pub max_connections_per_listener: usize,

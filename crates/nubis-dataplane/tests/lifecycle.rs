@@ -156,14 +156,14 @@ async fn oversized_and_slowloris_request_heads_are_refused() {
     let lb = dp.listening(45, 1).await;
     let mut c = Client::connect("127.0.0.1", lb).await.unwrap();
     let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "y".repeat(4000));
-    assert_eq!(c.raw(big.as_bytes()).await.unwrap().status, 431);
+    assert_eq!(c.raw(big.as_bytes()).await.unwrap().status, 400, "oversized head (HAProxy answers 400 too)");
     // A never-ending head is cut at the limit too.
     let mut c = Client::connect("127.0.0.1", lb).await.unwrap();
     let mut endless = b"GET / HTTP/1.1\r\n".to_vec();
     for i in 0..200 {
         endless.extend_from_slice(format!("X-H{i}: v\r\n").as_bytes());
     }
-    assert_eq!(c.raw(&endless).await.unwrap().status, 431);
+    assert_eq!(c.raw(&endless).await.unwrap().status, 400);
     // Slowloris: one byte every 100 ms never completes a head; the balancer gives up.
     let mut s = connect_from("127.0.0.1", lb).await.unwrap();
     let start = Instant::now();

@@ -239,7 +239,7 @@ where
     let (req, account) = if scoped {
         let (parts, body) = req.into_parts();
         let account = match bearer(&parts) {
-            Some(t) => app.authenticate(t).await.ok().map(|a| a.account_id),
+            Some(t) => app.authenticate(t).await.ok().map(|a| a.account_id()),
             None => None,
         };
         (Request::from_parts(parts, body), account)

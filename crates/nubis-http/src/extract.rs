@@ -55,9 +55,9 @@ impl FromRequestParts<ApiState> for Auth {
         let actor = state.app.authenticate(token).await?;
         let meta = parts.extensions.get::<Arc<RequestMeta>>().cloned();
         if let Some(m) = &meta {
-            let _ = m.scopes.set(actor.scopes_text.clone());
+            let _ = m.scopes.set(actor.scopes_text().to_string());
         }
-        let rate = state.limiter.check(actor.token_id);
+        let rate = state.limiter.check(actor.token_id());
         if let Some(m) = &meta {
             let _ = m.rate.set(rate);
         }

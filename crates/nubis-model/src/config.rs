@@ -31,6 +31,10 @@ pub enum NetworkMode {
     Loopback,
     /// Bind and dial real addresses (real deployments only).
     Direct,
+    /// Set by `[runtime] driver = "netns"`: back ends are dialed at their real private addresses
+    /// on the networks nubis made on this host, balancers bind their addresses in 198.18.0.0/15;
+    /// nothing outside 127.0.0.0/8, the private pool and 198.18.0.0/15 is dialed or bound.
+    Netns,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,7 +51,7 @@ impl Default for NetworkConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegionConfig {
     pub id: String,
@@ -146,7 +150,7 @@ pub struct SigninConfig {
     pub session_hours: i64,
     /// Wrong passwords are throttled over this window...
     pub throttle_window_secs: i64,
-    /// ...after this many failures for one username...
+    /// ...after this many failures for one username from one client address...
     pub throttle_user_failures: i64,
     /// ...or this many from one client address.
     pub throttle_ip_failures: i64,
@@ -173,19 +177,67 @@ impl Default for SigninConfig {
     }
 }
 
-/// Timings of the simulated instance driver.
+/// What runs instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverKind {
+    /// No machine behind an instance: each power step takes its configured time (no privileges).
+    Simulated,
+    /// Each instance is a Linux network namespace with confined processes (needs root).
+    Netns,
+}
+
+/// The instance runtime (`[runtime]`): the driver, the timings of the simulated driver, and
+/// where the netns driver keeps its state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RuntimeConfig {
+    pub driver: DriverKind,
     pub provision_ms: u64,
     pub boot_ms: u64,
     pub shutdown_ms: u64,
     pub reboot_ms: u64,
+    /// netns: where instances' file system layers, consoles and process ids are kept. Must not
+    /// lie under /etc, /var, /root, /home or /tmp (those are the instances' overlays).
+    pub state_dir: String,
+    /// netns: what follows `nubis` in the names of everything made on the host (at most 4 of
+    /// `a-z0-9`); empty: derived from the database, so two servers on one host never collide
+    /// and a restarted server finds its own.
+    pub host_tag: String,
+    /// netns: how long a shut-down instance's processes get after SIGTERM before SIGKILL.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        RuntimeConfig { provision_ms: 100, boot_ms: 100, shutdown_ms: 100, reboot_ms: 150 }
+        RuntimeConfig {
+            driver: DriverKind::Simulated,
+            provision_ms: 100,
+            boot_ms: 100,
+            shutdown_ms: 100,
+            reboot_ms: 150,
+            state_dir: "/run/nubis".into(),
+            host_tag: String::new(),
+            shutdown_grace_ms: 3000,
+        }
+    }
+}
+
+impl Config {
+    /// What `[runtime] driver = "netns"` implies: the data plane in netns mode and, when the
+    /// regions are the built-in ones, their public pools carved out of the benchmarking range
+    /// 198.18.0.0/15 (a /17 each) instead of loopback blocks. Configured regions are kept as
+    /// written (the catalog then refuses pools outside 198.18.0.0/15).
+    pub fn apply_runtime(&mut self) {
+        if self.runtime.driver != DriverKind::Netns {
+            return;
+        }
+        self.network.mode = NetworkMode::Netns;
+        if self.regions == default_regions() {
+            for (i, r) in self.regions.iter_mut().enumerate() {
+                r.public_ipv4 = format!("198.{}.{}.0/17", 18 + i / 2, (i % 2) * 128);
+            }
+        }
     }
 }
 
@@ -234,7 +286,8 @@ impl Default for DataplaneConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ControlsConfig {
     /// false: nothing of the test controls is reachable (`/nubis/v1/...` is an unknown route),
-    /// as production deployments want.
+    /// as production deployments want. When the file does not set it, `nubis serve` turns them
+    /// on only for a loopback `--listen` address.
     pub enabled: bool,
 }
 

@@ -52,8 +52,14 @@ pub async fn backup(url: &str, out: &Path) -> Result<()> {
             let (db, tmp) = (db.clone(), tmp.clone());
             tokio::task::spawn_blocking(move || sqlite_backup(&db, &tmp)).await.map_err(Error::internal)?
         }
-        None => pg_tool("pg_dump", &["--format=custom", "--no-owner", "--file"], &tmp, url),
+        None => {
+            // pg_dump writes into the file made here, so it is never readable by others.
+            let _ = std::fs::remove_file(&tmp);
+            crate::files::create_private_file(&tmp).map_err(|e| Error::internal(format!("{}: {e}", tmp.display())))?;
+            pg_tool("pg_dump", &["--format=custom", "--no-owner", "--file"], &tmp, url)
+        }
     };
+    let r = r.and_then(|()| crate::files::restrict(&tmp).map_err(Error::internal));
     let r = r.and_then(|()| std::fs::rename(&tmp, out).map_err(|e| Error::internal(format!("{}: {e}", out.display()))));
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -68,6 +74,8 @@ fn sqlite_backup(db: &Path, out: &Path) -> Result<()> {
     let src = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(lite)?;
     src.busy_timeout(std::time::Duration::from_secs(10)).map_err(lite)?;
     let _ = std::fs::remove_file(out);
+    // A backup holds the whole state: readable by its owner only.
+    crate::files::precreate_sqlite(out).map_err(Error::internal)?;
     let mut dst = Connection::open(out).map_err(lite)?;
     {
         let b = rusqlite::backup::Backup::new(&src, &mut dst).map_err(lite)?;
@@ -122,8 +130,9 @@ fn sqlite_restore(file: &Path, db: &Path) -> Result<()> {
         return Err(Error::invalid("file", format!("{}: damaged ({ok})", file.display())));
     }
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(Error::internal)?;
+        crate::files::create_private_dir(dir).map_err(Error::internal)?;
     }
+    crate::files::precreate_sqlite(db).map_err(Error::internal)?;
     let mut dst = Connection::open(db).map_err(lite)?;
     // Exclusive locking: the lock taken below is kept until this connection closes. Any other
     // connection to the file (a running server keeps several) makes it fail at once.
@@ -136,7 +145,8 @@ fn sqlite_restore(file: &Path, db: &Path) -> Result<()> {
     }
     dst.restore(rusqlite::MAIN_DB, file, None::<fn(rusqlite::backup::Progress)>).map_err(lite)?;
     dst.execute_batch("PRAGMA journal_mode = WAL;").map_err(lite)?;
-    dst.close().map_err(|(_, e)| lite(e))
+    dst.close().map_err(|(_, e)| lite(e))?;
+    crate::files::restrict_sqlite(db).map_err(Error::internal)
 }
 
 /// Refuses when any session other than this one is connected to the PostgreSQL database.

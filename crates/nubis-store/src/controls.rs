@@ -119,9 +119,11 @@ impl Store {
         match &self.inner.engine {
             Engine::Lite(l) => {
                 let dir = self.sqlite_snapshot_dir().unwrap_or_default();
-                std::fs::create_dir_all(&dir).map_err(Error::internal)?;
+                crate::files::create_private_dir(&dir).map_err(Error::internal)?;
                 let tmp = dir.join(format!(".{name}.db.tmp"));
                 let _ = std::fs::remove_file(&tmp);
+                // A snapshot holds the whole state: readable by its owner only.
+                crate::files::precreate_sqlite(&tmp).map_err(Error::internal)?;
                 // Holding the write permit: the copy holds only whole transactions.
                 let permit = self.write_permit().await?;
                 let r = l.backup_to(&tmp);
@@ -130,15 +132,21 @@ impl Store {
                 std::fs::rename(&tmp, dir.join(format!("{name}.db"))).map_err(Error::internal)
             }
             Engine::Pg(_) => {
-                let tables = self.state_tables().await?;
-                let schema = ident(&format!("{PG_PREFIX}{name}"));
-                let mut tx = self.begin().await?;
-                query(format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(tx.h()).await?;
-                query(format!("CREATE SCHEMA {schema}")).execute(tx.h()).await?;
-                for t in &tables {
-                    query(format!("CREATE TABLE {schema}.{} AS TABLE {}", ident(t), ident(t))).execute(tx.h()).await?;
-                }
-                tx.commit().await
+                let tables = &self.state_tables().await?;
+                let schema = &ident(&format!("{PG_PREFIX}{name}"));
+                // Background writers (health observations, leases) may meet the copy: again.
+                crate::retry(|| async move {
+                    let mut tx = self.begin().await?;
+                    query(format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(tx.h()).await?;
+                    query(format!("CREATE SCHEMA {schema}")).execute(tx.h()).await?;
+                    for t in tables {
+                        query(format!("CREATE TABLE {schema}.{} AS TABLE {}", ident(t), ident(t)))
+                            .execute(tx.h())
+                            .await?;
+                    }
+                    tx.commit().await
+                })
+                .await
             }
         }
     }
@@ -213,18 +221,24 @@ impl Store {
                     .await?
                     .into_iter()
                     .collect();
-                let mut tx = self.begin().await?;
-                pg_truncate(&mut tx, &tables).await?;
-                for t in &order {
-                    if snap_tables.contains(t) {
-                        let cols = self.pg_columns(t).await?;
+                let mut columns = Vec::new();
+                for t in order.iter().filter(|t| snap_tables.contains(*t)) {
+                    columns.push((t.clone(), self.pg_columns(t).await?));
+                }
+                let (tables, columns, schema) = (&tables, &columns, &schema);
+                // Background writers (health observations, leases) may meet the restore: again.
+                crate::retry(|| async move {
+                    let mut tx = self.begin().await?;
+                    pg_truncate(&mut tx, tables).await?;
+                    for (t, cols) in columns {
                         query(format!("INSERT INTO {} ({cols}) SELECT {cols} FROM {schema}.{}", ident(t), ident(t)))
                             .execute(tx.h())
                             .await?;
                     }
-                }
-                pg_reset_sequences(&mut tx).await?;
-                tx.commit().await?;
+                    pg_reset_sequences(&mut tx).await?;
+                    tx.commit().await
+                })
+                .await?;
             }
         }
         Ok(true)
@@ -232,25 +246,29 @@ impl Store {
 
     /// Empties the whole state (kept tables aside): a fresh, migrated database.
     pub async fn state_wipe(&self) -> Result<()> {
-        let tables = self.state_tables().await?;
-        let mut tx = self.begin().await?;
-        match self.backend() {
-            Backend::Sqlite => {
-                query("PRAGMA defer_foreign_keys = ON").execute(tx.h()).await?;
-                for t in &tables {
-                    query(format!("DELETE FROM {}", ident(t))).execute(tx.h()).await?;
+        let tables = &self.state_tables().await?;
+        // Background writers (health observations, leases) may meet the wipe: again.
+        crate::retry(|| async move {
+            let mut tx = self.begin().await?;
+            match self.backend() {
+                Backend::Sqlite => {
+                    query("PRAGMA defer_foreign_keys = ON").execute(tx.h()).await?;
+                    for t in tables {
+                        query(format!("DELETE FROM {}", ident(t))).execute(tx.h()).await?;
+                    }
+                    let kept: Vec<String> = KEPT_TABLES.iter().map(|t| format!("'{t}'")).collect();
+                    query(format!("DELETE FROM sqlite_sequence WHERE name NOT IN ({})", kept.join(", ")))
+                        .execute(tx.h())
+                        .await?;
                 }
-                let kept: Vec<String> = KEPT_TABLES.iter().map(|t| format!("'{t}'")).collect();
-                query(format!("DELETE FROM sqlite_sequence WHERE name NOT IN ({})", kept.join(", ")))
-                    .execute(tx.h())
-                    .await?;
+                Backend::Postgres => {
+                    pg_truncate(&mut tx, tables).await?;
+                    pg_reset_sequences(&mut tx).await?;
+                }
             }
-            Backend::Postgres => {
-                pg_truncate(&mut tx, &tables).await?;
-                pg_reset_sequences(&mut tx).await?;
-            }
-        }
-        tx.commit().await
+            tx.commit().await
+        })
+        .await
     }
 
     /// Takes the write permit without opening a transaction (SQLite).

@@ -12,7 +12,8 @@ use crate::rows::RowExt;
 use crate::{CacheKey, Store, Tx};
 
 impl Tx<'_> {
-    /// Sets (or with `None` removes) one user's permission on one entity.
+    /// Sets (or with `None` removes) one user's permission on one entity. Concurrent sets of
+    /// one grant meet in one row (an upsert), never in a duplicate.
     pub async fn grant_set(
         &mut self,
         user_id: i64,
@@ -20,21 +21,18 @@ impl Tx<'_> {
         entity_id: i64,
         perm: Option<Permission>,
     ) -> Result<()> {
-        query("DELETE FROM grants WHERE user_id = $1 AND kind = $2 AND entity_id = $3")
-            .bind(user_id)
-            .bind(kind.name())
-            .bind(entity_id)
-            .execute(self.h())
-            .await?;
+        let sql = match perm {
+            None => "DELETE FROM grants WHERE user_id = $1 AND kind = $2 AND entity_id = $3",
+            Some(_) => {
+                "INSERT INTO grants (user_id, kind, entity_id, permission) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (user_id, kind, entity_id) DO UPDATE SET permission = excluded.permission"
+            }
+        };
+        let mut q = query(sql).bind(user_id).bind(kind.name()).bind(entity_id);
         if let Some(p) = perm {
-            query("INSERT INTO grants (user_id, kind, entity_id, permission) VALUES ($1, $2, $3, $4)")
-                .bind(user_id)
-                .bind(kind.name())
-                .bind(entity_id)
-                .bind(p.name())
-                .execute(self.h())
-                .await?;
+            q = q.bind(p.name());
         }
+        q.execute(self.h()).await?;
         Ok(())
     }
 

@@ -14,6 +14,7 @@
 pub mod accounts;
 pub mod backup;
 pub mod billing;
+pub mod boot_data;
 mod cache;
 mod children;
 pub mod configs;
@@ -21,6 +22,7 @@ pub mod controls;
 pub(crate) mod db;
 pub mod disks;
 pub mod events;
+pub mod files;
 pub mod firewalls;
 pub mod grants;
 pub mod instances;
@@ -132,7 +134,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(15, "replicas", "0015_replicas.sql"),
     migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
     migration!(17, "change_notices", "0017_change_notices.sql"),
+    migration!(18, "signin_hardening", "0018_signin_hardening.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
+    migration!(20, "instance_boot_data", "0020_instance_boot_data.sql"),
     migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
     migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),

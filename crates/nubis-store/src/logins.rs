@@ -1,5 +1,5 @@
 //! Sign-in attempts: the record behind `GET /v4/account/logins` and `/v4/profile/logins`, and the
-//! counts wrong-password throttling reads.
+//! counts wrong-password throttling reads (in the transaction that records the attempt).
 
 use crate::db::Row;
 use nubis_model::filter::Filter;
@@ -60,10 +60,11 @@ fn scope(sql: &mut Sql, s: &LoginScope) {
 }
 
 impl Tx<'_> {
-    pub async fn login_insert(&mut self, l: &NewLogin<'_>) -> Result<()> {
+    /// Records a sign-in attempt; returns its id.
+    pub async fn login_insert(&mut self, l: &NewLogin<'_>) -> Result<i64> {
         query(
             "INSERT INTO logins (account_id, user_id, username, ip, datetime, status, restricted) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(l.account_id)
         .bind(l.user_id)
@@ -72,9 +73,33 @@ impl Tx<'_> {
         .bind(l.datetime)
         .bind(if l.successful { "successful" } else { "failed" })
         .bind(l.restricted)
-        .execute(self.h())
-        .await?;
+        .fetch_i64(self.h())
+        .await
+    }
+
+    /// Marks a recorded attempt successful (its password was right).
+    pub async fn login_succeeded(&mut self, id: i64) -> Result<()> {
+        query("UPDATE logins SET status = 'successful' WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
+    }
+
+    /// Failed sign-ins since `since`, counted in this transaction: (for this username from this
+    /// address, from this address).
+    pub async fn login_failures_since(&mut self, username: &str, ip: &str, since: Timestamp) -> Result<(i64, i64)> {
+        let by_pair = query(
+            "SELECT COUNT(*) FROM logins WHERE username = $1 AND ip = $2 AND status = 'failed' AND datetime >= $3",
+        )
+        .bind(username)
+        .bind(ip)
+        .bind(since)
+        .fetch_i64(self.h())
+        .await?;
+        let by_ip = query("SELECT COUNT(*) FROM logins WHERE ip = $1 AND status = 'failed' AND datetime >= $2")
+            .bind(ip)
+            .bind(since)
+            .fetch_i64(self.h())
+            .await?;
+        Ok((by_pair, by_ip))
     }
 }
 
@@ -109,21 +134,6 @@ impl Store {
         sql.push(" AND id = ").bind(Val::I64(id));
         let row = sql.query().fetch_optional(self.r()).await?;
         row.as_ref().map(login).transpose()
-    }
-
-    /// Failed sign-ins since `since`: (for this username, from this address).
-    pub async fn login_failures_since(&self, username: &str, ip: &str, since: Timestamp) -> Result<(i64, i64)> {
-        let by_user = query("SELECT COUNT(*) FROM logins WHERE username = $1 AND status = 'failed' AND datetime >= $2")
-            .bind(username)
-            .bind(since)
-            .fetch_i64(self.r())
-            .await?;
-        let by_ip = query("SELECT COUNT(*) FROM logins WHERE ip = $1 AND status = 'failed' AND datetime >= $2")
-            .bind(ip)
-            .bind(since)
-            .fetch_i64(self.r())
-            .await?;
-        Ok((by_user, by_ip))
     }
 
     /// The latest sign-in attempt of each of some users: (user, time, status), read by key.

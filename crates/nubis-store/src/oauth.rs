@@ -1,6 +1,9 @@
-//! OAuth clients, the authorization codes and refresh tokens issued through them. Access tokens
-//! issued to a client are rows of `tokens` (kind `oauth`) carrying its `client_id`, so removing a
-//! client or its secret removes them in the same transaction.
+//! OAuth clients, the grants users give them, and the authorization codes and refresh tokens
+//! issued under those grants. Access tokens issued to a client are rows of `tokens` (kind
+//! `oauth`) carrying its `client_id` and `grant_id`, so removing a client, its secret or one
+//! grant removes them in the same transaction. Codes and refresh tokens name their client
+//! without a foreign key: the console's client is a system client, defined by the
+//! configuration, not a row of any account.
 
 use crate::db::Row;
 use nubis_model::filter::Filter;
@@ -46,9 +49,10 @@ pub struct NewClient<'a> {
     pub created: Timestamp,
 }
 
-/// An authorization code waiting to be exchanged.
+/// An authorization code: the grant it starts, waiting to be exchanged.
 #[derive(Debug, Clone)]
 pub struct CodeGrant {
+    pub grant_id: String,
     pub client_id: String,
     pub user_id: i64,
     pub redirect_uri: String,
@@ -60,10 +64,34 @@ pub struct CodeGrant {
 /// A refresh token's grant.
 #[derive(Debug, Clone)]
 pub struct RefreshGrant {
+    pub grant_id: String,
     pub client_id: String,
     pub user_id: i64,
     pub scopes: String,
     pub access_token_id: Option<i64>,
+    pub expiry: Timestamp,
+}
+
+/// What presenting a code or a refresh token found.
+#[derive(Debug, Clone)]
+pub enum Presented<T> {
+    /// Unused until now: it is used up by this presentation.
+    First(T),
+    /// Used before (a replayed code, a rotated refresh token): the grant it belongs to.
+    Again {
+        grant_id: String,
+    },
+    Unknown,
+}
+
+/// A grant: one approval of an authorization request by a user, from which every access and
+/// refresh token of one family descends.
+pub struct NewGrant<'a> {
+    pub id: &'a str,
+    pub client_id: &'a str,
+    pub user_id: i64,
+    /// SHA-256 of the sign-in session that approved it.
+    pub session_hash: Option<&'a str>,
     pub expiry: Timestamp,
 }
 
@@ -106,7 +134,15 @@ impl Tx<'_> {
         query("DELETE FROM tokens WHERE client_id = $1").bind(id).execute(self.h()).await?;
         query("DELETE FROM oauth_refresh_tokens WHERE client_id = $1").bind(id).execute(self.h()).await?;
         query("DELETE FROM oauth_codes WHERE client_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM oauth_grants WHERE client_id = $1").bind(id).execute(self.h()).await?;
         Ok(())
+    }
+
+    /// A client of any account with the hash of its secret, read in this transaction.
+    pub async fn oauth_client_get(&mut self, id: &str) -> Result<Option<(OAuthClient, String)>> {
+        let sql = format!("SELECT {COLS}, secret_hash FROM oauth_clients WHERE id = $1");
+        let row = query(sql).bind(id).fetch_optional(self.h()).await?;
+        row.map(|r| Ok((client(&r)?, r.str("secret_hash")?))).transpose()
     }
 
     pub async fn oauth_client_delete(&mut self, id: &str) -> Result<()> {
@@ -134,22 +170,83 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Marks an access token as issued to a client.
-    pub async fn token_set_client(&mut self, token_id: i64, client_id: &str) -> Result<()> {
-        query("UPDATE tokens SET client_id = $2 WHERE id = $1")
+    /// Marks an access token as issued to a client under a grant.
+    pub async fn token_set_grant(&mut self, token_id: i64, client_id: &str, grant_id: &str) -> Result<()> {
+        query("UPDATE tokens SET client_id = $2, grant_id = $3 WHERE id = $1")
             .bind(token_id)
             .bind(client_id)
+            .bind(grant_id)
             .execute(self.h())
             .await?;
         Ok(())
     }
 
+    pub async fn oauth_grant_insert(&mut self, g: &NewGrant<'_>) -> Result<()> {
+        query("INSERT INTO oauth_grants (id, client_id, user_id, session_hash, expiry) VALUES ($1, $2, $3, $4, $5)")
+            .bind(g.id)
+            .bind(g.client_id)
+            .bind(g.user_id)
+            .bind(g.session_hash)
+            .bind(g.expiry)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Keeps a grant (and what is kept to recognize replays) at least until `expiry`; false when
+    /// the grant no longer exists (revoked).
+    pub async fn oauth_grant_extend(&mut self, id: &str, expiry: Timestamp) -> Result<bool> {
+        let n = query("UPDATE oauth_grants SET expiry = CASE WHEN expiry < $2 THEN $2 ELSE expiry END WHERE id = $1")
+            .bind(id)
+            .bind(expiry)
+            .execute(self.h())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Revokes a grant: every access token, refresh token and code descended from it ends.
+    /// Returns the sign-in session that approved it.
+    pub async fn oauth_grant_revoke(&mut self, id: &str) -> Result<Option<String>> {
+        query("DELETE FROM tokens WHERE grant_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM oauth_refresh_tokens WHERE grant_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM oauth_codes WHERE grant_id = $1").bind(id).execute(self.h()).await?;
+        let row = query("DELETE FROM oauth_grants WHERE id = $1 RETURNING session_hash")
+            .bind(id)
+            .fetch_optional(self.h())
+            .await?;
+        Ok(row.map(|r| r.opt_str("session_hash")).transpose()?.flatten())
+    }
+
+    /// Forgets grants, codes and rotated refresh tokens past their expiry.
+    pub async fn oauth_grants_purge(&mut self, now: Timestamp) -> Result<()> {
+        query("DELETE FROM oauth_codes WHERE grant_id IN (SELECT id FROM oauth_grants WHERE expiry < $1)")
+            .bind(now)
+            .execute(self.h())
+            .await?;
+        query("DELETE FROM oauth_refresh_tokens WHERE expiry < $1").bind(now).execute(self.h()).await?;
+        query("DELETE FROM oauth_grants WHERE expiry < $1").bind(now).execute(self.h()).await?;
+        Ok(())
+    }
+
+    /// The grant an access token was issued under and the sign-in session that approved it.
+    pub async fn oauth_token_grant(&mut self, token_hash: &str) -> Result<Option<(Option<String>, Option<String>)>> {
+        let row = query(
+            "SELECT t.grant_id, g.session_hash FROM tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id \
+             WHERE t.secret_hash = $1 AND t.kind = 'oauth'",
+        )
+        .bind(token_hash)
+        .fetch_optional(self.h())
+        .await?;
+        row.map(|r| Ok((r.opt_str("grant_id")?, r.opt_str("session_hash")?))).transpose()
+    }
+
     pub async fn oauth_code_insert(&mut self, code_hash: &str, g: &CodeGrant) -> Result<()> {
         query(
-            "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, expiry) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO oauth_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scopes, code_challenge, \
+             expiry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(code_hash)
+        .bind(&g.grant_id)
         .bind(&g.client_id)
         .bind(g.user_id)
         .bind(&g.redirect_uri)
@@ -161,34 +258,46 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Removes a code and returns its grant: a code is exchanged at most once.
-    pub async fn oauth_code_take(&mut self, code_hash: &str) -> Result<Option<CodeGrant>> {
+    /// Uses a code up and returns its grant; a code used before is kept (until its grant ends)
+    /// so that a replay is recognized.
+    pub async fn oauth_code_use(&mut self, code_hash: &str) -> Result<Presented<CodeGrant>> {
         let row = query(
-            "DELETE FROM oauth_codes WHERE code_hash = $1 \
-             RETURNING client_id, user_id, redirect_uri, scopes, code_challenge, expiry",
+            "UPDATE oauth_codes SET used = TRUE WHERE code_hash = $1 AND NOT used \
+             RETURNING grant_id, client_id, user_id, redirect_uri, scopes, code_challenge, expiry",
         )
         .bind(code_hash)
         .fetch_optional(self.h())
         .await?;
-        row.map(|r| {
-            Ok(CodeGrant {
+        if let Some(r) = row {
+            return Ok(Presented::First(CodeGrant {
+                grant_id: r.str("grant_id")?,
                 client_id: r.str("client_id")?,
                 user_id: r.i64("user_id")?,
                 redirect_uri: r.str("redirect_uri")?,
                 scopes: r.str("scopes")?,
                 code_challenge: r.opt_str("code_challenge")?,
                 expiry: r.ts("expiry")?,
-            })
+            }));
+        }
+        self.presented_again("oauth_codes", "code_hash", code_hash).await
+    }
+
+    async fn presented_again<T>(&mut self, table: &str, key: &str, hash: &str) -> Result<Presented<T>> {
+        let row =
+            query(format!("SELECT grant_id FROM {table} WHERE {key} = $1")).bind(hash).fetch_optional(self.h()).await?;
+        Ok(match row {
+            Some(r) => Presented::Again { grant_id: r.str("grant_id")? },
+            None => Presented::Unknown,
         })
-        .transpose()
     }
 
     pub async fn oauth_refresh_insert(&mut self, token_hash: &str, g: &RefreshGrant) -> Result<()> {
         query(
-            "INSERT INTO oauth_refresh_tokens (token_hash, client_id, user_id, scopes, access_token_id, expiry) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, user_id, scopes, access_token_id, \
+             expiry) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(token_hash)
+        .bind(&g.grant_id)
         .bind(&g.client_id)
         .bind(g.user_id)
         .bind(&g.scopes)
@@ -199,25 +308,37 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Removes a refresh token and returns its grant (refresh tokens rotate on every use).
-    pub async fn oauth_refresh_take(&mut self, token_hash: &str) -> Result<Option<RefreshGrant>> {
+    /// Uses a refresh token up (refresh tokens rotate on every use) and returns its grant; a
+    /// rotated one is kept until it expires, so that a reuse is recognized.
+    pub async fn oauth_refresh_use(&mut self, token_hash: &str) -> Result<Presented<RefreshGrant>> {
         let row = query(
-            "DELETE FROM oauth_refresh_tokens WHERE token_hash = $1 \
-             RETURNING client_id, user_id, scopes, access_token_id, expiry",
+            "UPDATE oauth_refresh_tokens SET used = TRUE WHERE token_hash = $1 AND NOT used \
+             RETURNING grant_id, client_id, user_id, scopes, access_token_id, expiry",
         )
         .bind(token_hash)
         .fetch_optional(self.h())
         .await?;
-        row.map(|r| {
-            Ok(RefreshGrant {
+        if let Some(r) = row {
+            return Ok(Presented::First(RefreshGrant {
+                grant_id: r.str("grant_id")?,
                 client_id: r.str("client_id")?,
                 user_id: r.i64("user_id")?,
                 scopes: r.str("scopes")?,
                 access_token_id: r.opt_i64("access_token_id")?,
                 expiry: r.ts("expiry")?,
-            })
-        })
-        .transpose()
+            }));
+        }
+        self.presented_again("oauth_refresh_tokens", "token_hash", token_hash).await
+    }
+
+    /// The grant of an access token issued to `client_id`, found by the token's hash.
+    pub async fn oauth_access_grant(&mut self, token_hash: &str, client_id: &str) -> Result<Option<Option<String>>> {
+        let row = query("SELECT grant_id FROM tokens WHERE secret_hash = $1 AND client_id = $2")
+            .bind(token_hash)
+            .bind(client_id)
+            .fetch_optional(self.h())
+            .await?;
+        row.map(|r| r.opt_str("grant_id")).transpose()
     }
 
     /// Deletes an access token issued to `client_id`, by its hash; true when one was deleted.
@@ -230,23 +351,14 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
-    /// Deletes a refresh token of `client_id` by its hash; returns the access token it was issued
-    /// with, if it existed.
-    pub async fn oauth_refresh_revoke(&mut self, token_hash: &str, client_id: &str) -> Result<Option<Option<i64>>> {
-        let row = query(
-            "DELETE FROM oauth_refresh_tokens WHERE token_hash = $1 AND client_id = $2 RETURNING access_token_id",
-        )
-        .bind(token_hash)
-        .bind(client_id)
-        .fetch_optional(self.h())
-        .await?;
-        row.map(|r| r.opt_i64("access_token_id")).transpose()
-    }
-
-    /// Deletes an access token by id (the one a revoked refresh token was issued with).
-    pub async fn oauth_access_delete(&mut self, token_id: i64) -> Result<()> {
-        query("DELETE FROM tokens WHERE id = $1 AND client_id IS NOT NULL").bind(token_id).execute(self.h()).await?;
-        Ok(())
+    /// The grant of a refresh token of `client_id`, found by its hash.
+    pub async fn oauth_refresh_grant(&mut self, token_hash: &str, client_id: &str) -> Result<Option<String>> {
+        let row = query("SELECT grant_id FROM oauth_refresh_tokens WHERE token_hash = $1 AND client_id = $2")
+            .bind(token_hash)
+            .bind(client_id)
+            .fetch_optional(self.h())
+            .await?;
+        row.map(|r| r.str("grant_id")).transpose()
     }
 }
 

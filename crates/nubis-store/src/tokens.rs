@@ -64,6 +64,20 @@ impl Tx<'_> {
         token(&row)
     }
 
+    /// The OAuth client a token was issued to (`Some(None)` for a token of no client: personal,
+    /// proxy, bootstrap), read in this transaction; `None` when the token is gone.
+    pub async fn token_client(&mut self, id: i64) -> Result<Option<Option<String>>> {
+        let row = query("SELECT client_id FROM tokens WHERE id = $1").bind(id).fetch_optional(self.h()).await?;
+        row.map(|r| r.opt_str("client_id")).transpose()
+    }
+
+    /// One personal access token of a user, read in this transaction.
+    pub async fn token_get(&mut self, user_id: i64, id: i64) -> Result<Option<Token>> {
+        let sql = format!("SELECT {COLS} FROM tokens WHERE id = $1 AND user_id = $2 AND kind = 'pat'");
+        let row = query(sql).bind(id).bind(user_id).fetch_optional(self.h()).await?;
+        row.as_ref().map(token).transpose()
+    }
+
     pub async fn token_delete(&mut self, id: i64) -> Result<()> {
         query("DELETE FROM tokens WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())

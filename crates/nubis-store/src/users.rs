@@ -53,6 +53,12 @@ pub struct UserChanges<'a> {
     pub prefs: Option<&'a ProfilePrefs>,
 }
 
+async fn user_by_id(h: Handle<'_>, id: i64) -> Result<Option<User>> {
+    let sql = format!("SELECT {COLS} FROM users WHERE id = $1");
+    let row = query(sql).bind(id).fetch_optional(h).await?;
+    row.as_ref().map(user).transpose()
+}
+
 async fn users_of_account(h: Handle<'_>, account_id: i64) -> Result<Vec<User>> {
     let sql = format!("SELECT {COLS} FROM users WHERE account_id = $1 ORDER BY id");
     let rows = query(sql).bind(account_id).fetch_all(h).await?;
@@ -113,6 +119,11 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// A user by id, read inside the transaction.
+    pub async fn user_by_id(&mut self, id: i64) -> Result<Option<User>> {
+        user_by_id(self.h(), id).await
+    }
+
     /// The users of an account, read inside the transaction.
     pub async fn users_of_account(&mut self, account_id: i64) -> Result<Vec<User>> {
         users_of_account(self.h(), account_id).await
@@ -141,9 +152,7 @@ impl Store {
     }
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<User>> {
-        let sql = format!("SELECT {COLS} FROM users WHERE id = $1");
-        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
-        row.as_ref().map(user).transpose()
+        user_by_id(self.r(), id).await
     }
 
     /// Every user of every account (operators' listing).

@@ -2,6 +2,7 @@
 //! showing an account's billing state.
 
 use nubis_app::App;
+use nubis_app::admin::Admin;
 use nubis_model::{Error, Timestamp};
 
 use crate::admin::fail;
@@ -16,18 +17,18 @@ fn dollars(s: &str, field: &str) -> anyhow::Result<i64> {
     nubis_model::billing::parse_usd(s).ok_or_else(|| fail(Error::invalid(field, "Must be an amount such as 50.00")))
 }
 
-pub async fn account_show(app: &App, euuid: &str) -> anyhow::Result<()> {
-    let v = app.admin_account_show(euuid).await.map_err(fail)?;
+pub async fn account_show(app: &App, admin: &Admin, euuid: &str) -> anyhow::Result<()> {
+    let v = app.admin_account_show(admin, euuid).await.map_err(fail)?;
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
 }
 
-pub async fn billing(app: &App, cmd: BillingCommand) -> anyhow::Result<()> {
+pub async fn billing(app: &App, admin: &Admin, cmd: BillingCommand) -> anyhow::Result<()> {
     let now = Timestamp::now();
     let n = match cmd {
         BillingCommand::Close { account } => {
             let id = match account {
-                Some(e) => Some(app.admin_account_id(&e).await.map_err(fail)?),
+                Some(e) => Some(app.admin_account_id(admin, &e).await.map_err(fail)?),
                 None => None,
             };
             app.billing_close_now(id, now).await.map_err(fail)?
@@ -35,7 +36,7 @@ pub async fn billing(app: &App, cmd: BillingCommand) -> anyhow::Result<()> {
         BillingCommand::CloseDue => app.billing_close_due(now).await.map_err(fail)?,
         BillingCommand::Refunds => {
             println!("{:<6} {:<38} {:>10} {:<20} {:<9} STATE", "ID", "ACCOUNT", "USD", "CREATED", "ATTEMPTS");
-            for (r, euuid) in app.admin_refunds().await.map_err(fail)? {
+            for (r, euuid) in app.admin_refunds(admin).await.map_err(fail)? {
                 let state = match (&r.done, &r.last_error) {
                     (Some(t), _) => format!("given back {t}"),
                     (None, Some(e)) => format!("waiting (next attempt {}): {e}", r.next_attempt),
@@ -47,7 +48,7 @@ pub async fn billing(app: &App, cmd: BillingCommand) -> anyhow::Result<()> {
             return Ok(());
         }
         BillingCommand::Settle => {
-            let (settled, refunded) = app.admin_settle().await.map_err(fail)?;
+            let (settled, refunded) = app.admin_settle(admin).await.map_err(fail)?;
             println!("{settled} payment(s) settled, {refunded} refund(s) given back");
             return Ok(());
         }
@@ -56,7 +57,7 @@ pub async fn billing(app: &App, cmd: BillingCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn promo(app: &App, cmd: PromoCommand) -> anyhow::Result<()> {
+pub async fn promo(app: &App, admin: &Admin, cmd: PromoCommand) -> anyhow::Result<()> {
     match cmd {
         PromoCommand::Create { code, credit, monthly_cap, expires, description } => {
             let credit = dollars(&credit, "credit")?;
@@ -66,18 +67,18 @@ pub async fn promo(app: &App, cmd: PromoCommand) -> anyhow::Result<()> {
             };
             let expires = when(&expires, "expires")?;
             let p = nubis_store::billing::PromoCode { code: code.clone(), credit, monthly_cap, expires, description };
-            app.admin_promo_set(p).await.map_err(fail)?;
+            app.admin_promo_set(admin, p).await.map_err(fail)?;
             println!("promo code {code} offered until {expires}");
         }
         PromoCommand::List => {
             println!("{:<34} {:>12} {:>12} EXPIRES", "CODE", "CREDIT", "MONTHLY CAP");
-            for p in app.admin_promo_list().await.map_err(fail)? {
+            for p in app.admin_promo_list(admin).await.map_err(fail)? {
                 let (c, m) = (nubis_model::billing::Cents(p.credit), nubis_model::billing::Cents(p.monthly_cap));
                 println!("{:<34} {:>12} {:>12} {}", p.code, c.dollars(), m.dollars(), p.expires);
             }
         }
         PromoCommand::Delete { code } => {
-            if !app.admin_promo_delete(&code).await.map_err(fail)? {
+            if !app.admin_promo_delete(admin, &code).await.map_err(fail)? {
                 return Err(anyhow::anyhow!("code: no such promo code (codes of the configuration stay offered)"));
             }
             println!("promo code {code} withdrawn");
@@ -86,15 +87,15 @@ pub async fn promo(app: &App, cmd: PromoCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn maintenance(app: &App, cmd: MaintenanceCommand) -> anyhow::Result<()> {
+pub async fn maintenance(app: &App, admin: &Admin, cmd: MaintenanceCommand) -> anyhow::Result<()> {
     match cmd {
         MaintenanceCommand::Schedule { id, kind, when: at, reason } => {
             let at = when(&at, "when")?;
-            let m = app.admin_maintenance_schedule(id, &kind, at, &reason).await.map_err(fail)?;
+            let m = app.admin_maintenance_schedule(admin, id, &kind, at, &reason).await.map_err(fail)?;
             println!("{m}");
         }
         MaintenanceCommand::Status { maintenance_id, status } => {
-            app.admin_maintenance_set_status(maintenance_id, &status).await.map_err(fail)?;
+            app.admin_maintenance_set_status(admin, maintenance_id, &status).await.map_err(fail)?;
             println!("maintenance {maintenance_id}: {status}");
         }
     }

@@ -36,6 +36,16 @@ pub struct StateArgs {
     /// SQLite durability: `normal` survives a crash of nubis; `full` also survives power loss.
     #[arg(long, env = "NUBIS_SQLITE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
     pub sqlite_sync: SyncMode,
+    /// The instance driver, instead of `[runtime] driver` of the configuration: `simulated`, or
+    /// `netns` (each instance a network namespace; needs root).
+    #[arg(long, env = "NUBIS_RUNTIME_DRIVER", value_enum)]
+    pub runtime_driver: Option<RuntimeDriver>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeDriver {
+    Simulated,
+    Netns,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -95,6 +105,11 @@ pub struct ServeArgs {
     /// Disable the test controls (`/nubis/v1`) entirely, whatever the configuration says.
     #[arg(long, env = "NUBIS_NO_CONTROLS")]
     pub no_controls: bool,
+    /// Enable the test controls (`/nubis/v1`) even when `--listen` is not a loopback address
+    /// (they are on by default only on loopback; `[controls] enabled` in the configuration also
+    /// decides).
+    #[arg(long, env = "NUBIS_CONTROLS", conflicts_with = "no_controls")]
+    pub controls: bool,
     /// An operator token (at least 16 characters) for the test controls, created at start-up if
     /// missing.
     #[arg(long, env = "NUBIS_OPERATOR_TOKEN", hide_env_values = true)]
@@ -109,6 +124,20 @@ impl ServeArgs {
     /// The role, `--no-dataplane` read as `--role api`.
     pub fn role(&self) -> Role {
         if self.no_dataplane { Role::Api } else { self.role }
+    }
+
+    /// Whether the test controls are served: `--no-controls` turns them off and `--controls` on;
+    /// otherwise `[controls] enabled` when the configuration file sets it; otherwise on only when
+    /// the API listens on a loopback address, so that a server reachable from other hosts never
+    /// serves them unless asked to.
+    pub fn controls_enabled(&self, configured: Option<bool>) -> bool {
+        if self.no_controls {
+            return false;
+        }
+        if self.controls {
+            return true;
+        }
+        configured.unwrap_or_else(|| self.listen.ip().is_loopback())
     }
 }
 
@@ -153,6 +182,9 @@ pub enum AdminCommand {
     /// Compute instances.
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// The instance runtime.
+    #[command(subcommand)]
+    Runtime(RuntimeCommand),
     /// The running server's clock (test controls).
     #[command(subcommand)]
     Clock(ClockCommand),
@@ -298,7 +330,23 @@ pub enum MaintenanceCommand {
 }
 
 #[derive(Subcommand)]
+pub enum RuntimeCommand {
+    /// Says whether `[runtime] driver = "netns"` can run on this host, and what is missing.
+    Check,
+    /// Removes everything every nubis made on this host (instance processes, `nubis*` network
+    /// namespaces, links, nftables tables, routes). Only while no server runs: for tests, and
+    /// after an uninstall.
+    Sweep,
+}
+
+#[derive(Subcommand)]
 pub enum InstanceCommand {
+    /// Print an instance's console log: the output of its init and of its user data (netns
+    /// driver).
+    Console {
+        /// The instance's id.
+        id: i64,
+    },
     /// Enable an instance for additional public IPv4 addresses (what "by support request" means
     /// here); `--off` withdraws it.
     AllowExtraIpv4 {

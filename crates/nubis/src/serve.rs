@@ -7,11 +7,13 @@ use std::path::Path;
 use crate::cli::{Role, ServeArgs, StateArgs, SyncMode};
 use anyhow::Context;
 use nubis_app::App;
+use nubis_app::admin::Admin;
 use nubis_app::mailer::Transport;
 use nubis_store::{Store, StoreOptions};
 
-/// Opens the store and the application on the state the arguments name.
-pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
+/// Opens the store and the application on the state the arguments name, with the operator's
+/// capability (`nubis admin` and the start-up of `nubis serve` hold it; requests never do).
+pub async fn open(state: &StateArgs) -> anyhow::Result<(App, Admin)> {
     open_with(state, |_| {}).await
 }
 
@@ -19,20 +21,74 @@ pub async fn open(state: &StateArgs) -> anyhow::Result<App> {
 pub async fn open_with(
     state: &StateArgs,
     adjust: impl FnOnce(&mut nubis_model::config::Config),
-) -> anyhow::Result<App> {
-    let mut config = crate::config::load(state.config.as_deref())?;
+) -> anyhow::Result<(App, Admin)> {
+    let mut config = runtime_config(state)?;
     adjust(&mut config);
-    std::fs::create_dir_all(&state.data_dir).with_context(|| format!("creating {}", state.data_dir.display()))?;
+    // The data directory holds the database, the admin token and mail with set-password
+    // links: created readable by its owner only.
+    nubis_store::files::create_private_dir(&state.data_dir)
+        .with_context(|| format!("creating {}", state.data_dir.display()))?;
     let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
     Ok(App::new(store, config)?)
 }
 
+/// The configuration with the driver of the command line and, for the netns driver, the host
+/// tag derived from the database when the configuration names none (stable across restarts,
+/// different for two servers of one host).
+fn runtime_config(state: &StateArgs) -> anyhow::Result<nubis_model::config::Config> {
+    use nubis_model::config::DriverKind;
+    let mut config = crate::config::load(state.config.as_deref())?;
+    match state.runtime_driver {
+        Some(crate::cli::RuntimeDriver::Netns) => config.runtime.driver = DriverKind::Netns,
+        Some(crate::cli::RuntimeDriver::Simulated) => config.runtime.driver = DriverKind::Simulated,
+        None => {}
+    }
+    if config.runtime.host_tag.is_empty() && config.runtime.driver == DriverKind::Netns {
+        let url = state.database_url();
+        let h = url.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        config.runtime.host_tag = (0..4).map(|i| digits[((h >> (i * 8)) % 36) as usize] as char).collect();
+    }
+    Ok(config)
+}
+
+/// `nubis admin runtime check`.
+pub fn runtime_check(state: &StateArgs) -> anyhow::Result<()> {
+    let config = runtime_config(state)?;
+    let missing = nubis_netns_check(&config.runtime.state_dir);
+    let driver = match config.runtime.driver {
+        nubis_model::config::DriverKind::Netns => "netns",
+        nubis_model::config::DriverKind::Simulated => "simulated",
+    };
+    println!("configured driver: {driver}");
+    if missing.is_empty() {
+        println!("netns driver: can run here (state in {})", config.runtime.state_dir);
+        return Ok(());
+    }
+    println!("netns driver: cannot run here:");
+    for m in &missing {
+        println!("  missing: {m}");
+    }
+    if driver == "netns" { Err(anyhow::anyhow!("the configured netns driver cannot run here")) } else { Ok(()) }
+}
+
+fn nubis_netns_check(state_dir: &str) -> Vec<String> {
+    nubis_app::runtime_missing_on_host(state_dir)
+}
+
+/// `nubis admin runtime sweep`.
+pub async fn runtime_sweep(state: &StateArgs) -> anyhow::Result<()> {
+    let config = runtime_config(state)?;
+    nubis_app::runtime_sweep_host(&config.runtime.state_dir).await.map_err(crate::admin::fail)?;
+    println!("removed everything nubis made on this host");
+    Ok(())
+}
+
 fn write_admin_token(dir: &Path, secret: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = dir.join("admin-token");
-    let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&path)?;
+    // 0600, also when a file of that name was there before.
+    let mut f = nubis_store::files::create_private_file(&dir.join("admin-token"))?;
     writeln!(f, "{secret}")?;
     Ok(())
 }
@@ -70,13 +126,25 @@ pub(crate) async fn shutdown_signal() {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(args.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let no_controls = args.no_controls;
-    let app = open_with(&args.state, |c| c.controls.enabled &= !no_controls).await?;
+    let controls = args.controls_enabled(crate::config::controls_setting(args.state.config.as_deref())?);
+    let (app, admin) = open_with(&args.state, |c| c.controls.enabled = controls).await?;
+    if controls && !args.listen.ip().is_loopback() {
+        tracing::warn!(listen = %args.listen, "the test controls (/nubis/v1) are on for a non-loopback address");
+    }
     let role = args.role();
     if role == Role::Dataplane {
         return crate::dataplane_role::run(app, args.listen, shutdown_signal()).await;
     }
 
+    // The netns driver: the host made to match the database before anything moves.
+    if let Err(e) = app.runtime_start().await {
+        let line = match e {
+            nubis_model::Error::Internal(m) => m,
+            e => e.to_string(),
+        };
+        eprintln!("nubis: {line}");
+        std::process::exit(2);
+    }
     let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await?;
     if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {
@@ -92,11 +160,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     if let Some(t) = &args.operator_token {
-        app.admin_operator_token_create("serve --operator-token", Some(t)).await?;
+        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t)).await?;
     }
     if let Some(path) = &args.fixtures {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = app.fixtures_apply(&text).await.map_err(|e| fixture_error(path, e))?;
+        let report = app.fixtures_apply(&admin, &text).await.map_err(|e| fixture_error(path, e))?;
         tracing::info!(?report, "fixtures loaded");
     }
 
@@ -127,7 +195,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     app.set_listen_url(format!("http://{addr}"));
     if first_run.is_some() {
         // Printed, never logged: the link sets the owner's password once.
-        let link = app.admin_password_link(nubis_app::admin::BOOTSTRAP_USERNAME).await?;
+        let link = app.admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME).await?;
         println!("nubis: set the password of 'admin' (the link works once): {link}");
     }
     // The console's line comes first: scripts wait for the "listening" line and may stop reading.

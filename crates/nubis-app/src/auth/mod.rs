@@ -1,6 +1,7 @@
 //! Authentication (a bearer token becomes an [`Actor`]) and authorization (every operation
 //! checks the caller against the one policy table in [`policy`]).
 
+mod lookup;
 pub mod policy;
 
 use nubis_model::account::UserType;
@@ -9,24 +10,59 @@ use nubis_model::scope::Scopes;
 use nubis_model::{Error, Result, Timestamp};
 use sha2::{Digest, Sha256};
 
+pub use lookup::Authorized;
 pub use policy::{Grant, Op, Policy};
 
 use crate::App;
 
-/// The authenticated caller of an operation.
+/// The authenticated caller of an operation. Made only here, by authentication (a token, a
+/// console session's token, or an operator acting as an account's owner); read-only elsewhere.
 #[derive(Debug, Clone)]
 pub struct Actor {
-    pub token_id: i64,
-    pub user_id: i64,
-    pub username: String,
-    pub account_id: i64,
-    pub restricted: bool,
-    pub user_type: UserType,
-    pub scopes: Scopes,
+    token_id: i64,
+    user_id: i64,
+    username: String,
+    account_id: i64,
+    restricted: bool,
+    user_type: UserType,
+    scopes: Scopes,
     /// The scopes as the token states them (for the `X-OAuth-Scopes` header).
-    pub scopes_text: String,
+    scopes_text: String,
     /// The actor's account is a child account (billing writes are refused).
-    pub in_child_account: bool,
+    in_child_account: bool,
+}
+
+impl Actor {
+    /// The token the caller presented (0 for an operator acting as an owner).
+    pub fn token_id(&self) -> i64 {
+        self.token_id
+    }
+    pub fn user_id(&self) -> i64 {
+        self.user_id
+    }
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+    pub fn account_id(&self) -> i64 {
+        self.account_id
+    }
+    pub fn restricted(&self) -> bool {
+        self.restricted
+    }
+    pub fn user_type(&self) -> UserType {
+        self.user_type
+    }
+    pub fn scopes(&self) -> &Scopes {
+        &self.scopes
+    }
+    /// The scopes as the token states them (for the `X-OAuth-Scopes` header).
+    pub fn scopes_text(&self) -> &str {
+        &self.scopes_text
+    }
+    /// The caller's account is a child account.
+    pub fn in_child_account(&self) -> bool {
+        self.in_child_account
+    }
 }
 
 /// SHA-256 of a token secret: tokens are stored and looked up only by this hash.
@@ -71,10 +107,39 @@ impl App {
         })
     }
 
-    /// The checks every operation makes first: the token's scope, unrestricted status, and the
-    /// global grant the operation needs. Entity grants are checked by [`App::authorize_entity`]
-    /// once the entity is found.
+    /// The operator acting as the owner of an account (fixtures create its resources through
+    /// the same operations as the API): an owner's actor with every scope, bound to no token.
+    pub(crate) async fn act_as_owner(&self, _admin: &crate::admin::Admin, owner_id: i64) -> Result<Actor> {
+        let owner = self.store.user_by_id(owner_id).await?.filter(|u| u.is_owner).ok_or(Error::NotFound)?;
+        let account = self.store.account_get(owner.account_id).await?.ok_or(Error::NotFound)?;
+        Ok(Actor {
+            token_id: 0,
+            user_id: owner.id,
+            username: owner.username,
+            account_id: owner.account_id,
+            restricted: false,
+            user_type: owner.user_type,
+            scopes: Scopes::parse("*").map_err(Error::Internal)?,
+            scopes_text: "*".into(),
+            in_child_account: account.parent_id.is_some(),
+        })
+    }
+
+    /// The checks of an operation that acts on no one entity of the path: the token's scope,
+    /// unrestricted status, the global grant, and the refusal of billing writes to users of a
+    /// child account. An operation on an entity gets its entity through
+    /// [`App::lookup_for`] instead, which makes these checks and the entity grant's.
     pub async fn authorize(&self, actor: &Actor, op: Op) -> Result<()> {
+        if let Grant::Entity(..) = op.policy().grant {
+            return Err(Error::internal(format!("{} acts on an entity: look it up with lookup_for", op.name())));
+        }
+        self.authorize_policy(actor, op).await
+    }
+
+    /// The checks of the policy table that come before the entity is known. An operation whose
+    /// entity is named in the request's body (not its path) makes them before it reads the body,
+    /// then gets the entity with [`App::lookup_for`].
+    pub(crate) async fn authorize_policy(&self, actor: &Actor, op: Op) -> Result<()> {
         let p = op.policy();
         for scope in [p.scope, p.also].into_iter().flatten() {
             if !actor.scopes.allows(scope) {
@@ -101,21 +166,15 @@ impl App {
                 Grant::None | Grant::Entity(..) => {}
             }
         }
+        // Spec 5 and 7: billing is managed by the parent account.
+        if p.billing_write && (actor.in_child_account || actor.user_type == UserType::Child) {
+            return Err(Error::Forbidden(crate::billing::CHILD_BILLING_REFUSED.into()));
+        }
         Ok(())
     }
 
-    /// The entity grant an operation needs: a restricted user without any access to the entity
-    /// gets 404 (it does not learn that the entity exists); with read_only where read_write is
-    /// needed, 403.
-    pub async fn authorize_entity(&self, actor: &Actor, op: Op, id: i64) -> Result<()> {
-        let Grant::Entity(kind, need) = op.policy().grant else {
-            debug_assert!(false, "{op:?} has no entity grant");
-            return Ok(());
-        };
-        self.require_permission(actor, kind, id, need).await
-    }
-
-    /// Checks that the actor holds `need` (or better) on an entity.
+    /// Checks that the actor holds `need` (or better) on an entity other than the one the
+    /// operation is on (one named in the request's body); 404 without any access.
     pub async fn require_permission(&self, actor: &Actor, kind: GrantKind, id: i64, need: Permission) -> Result<()> {
         if !actor.restricted {
             return Ok(());

@@ -32,6 +32,8 @@ pub struct Policy {
     pub also: Option<Scope>,
     pub unrestricted_only: bool,
     pub grant: Grant,
+    /// A billing write: refused to users of a child account (billing is the parent's).
+    pub billing_write: bool,
 }
 
 impl Policy {
@@ -51,19 +53,47 @@ const fn scope(area: Area, level: Level) -> Option<Scope> {
 }
 
 const fn public() -> Policy {
-    Policy { public: true, scope: None, also: None, unrestricted_only: false, grant: Grant::None }
+    Policy { public: true, scope: None, also: None, unrestricted_only: false, grant: Grant::None, billing_write: false }
 }
 const fn any_token() -> Policy {
-    Policy { public: false, scope: None, also: None, unrestricted_only: false, grant: Grant::None }
+    Policy {
+        public: false,
+        scope: None,
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::None,
+        billing_write: false,
+    }
 }
 const fn scoped(area: Area, level: Level) -> Policy {
-    Policy { public: false, scope: scope(area, level), also: None, unrestricted_only: false, grant: Grant::None }
+    Policy {
+        public: false,
+        scope: scope(area, level),
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::None,
+        billing_write: false,
+    }
 }
 const fn unrestricted(area: Area, level: Level) -> Policy {
-    Policy { public: false, scope: scope(area, level), also: None, unrestricted_only: true, grant: Grant::None }
+    Policy {
+        public: false,
+        scope: scope(area, level),
+        also: None,
+        unrestricted_only: true,
+        grant: Grant::None,
+        billing_write: false,
+    }
 }
 const fn global(area: Area, flag: GlobalFlag) -> Policy {
-    Policy { public: false, scope: scope(area, RW), also: None, unrestricted_only: false, grant: Grant::Global(flag) }
+    Policy {
+        public: false,
+        scope: scope(area, RW),
+        also: None,
+        unrestricted_only: false,
+        grant: Grant::Global(flag),
+        billing_write: false,
+    }
 }
 const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Policy {
     Policy {
@@ -72,6 +102,7 @@ const fn entity(area: Area, level: Level, kind: GrantKind, p: Permission) -> Pol
         also: None,
         unrestricted_only: false,
         grant: Grant::Entity(kind, p),
+        billing_write: false,
     }
 }
 
@@ -83,6 +114,7 @@ const fn account(area: Area, level: Level, p: Permission) -> Policy {
         also: None,
         unrestricted_only: false,
         grant: Grant::AccountAccess(p),
+        billing_write: false,
     }
 }
 /// A child-account operation: `child_account:level`, and the grant `child_account_access` from
@@ -94,7 +126,13 @@ const fn child(level: Level) -> Policy {
         also: None,
         unrestricted_only: false,
         grant: Grant::Global(GlobalFlag::ChildAccountAccess),
+        billing_write: false,
     }
+}
+/// `p`, a billing write: refused to users of a child account.
+const fn billing(mut p: Policy) -> Policy {
+    p.billing_write = true;
+    p
 }
 /// `p`, also requiring `area:level`.
 const fn and(mut p: Policy, area: Area, level: Level) -> Policy {
@@ -170,25 +208,25 @@ ops! {
     EntityTransferAccept = "entity_transfer_accept" => unrestricted(Area::Account, RW);
 
     // Account and billing (spec 4.2, 4.3). Restricted users need `account_access`; billing
-    // writes are also refused to child-account users (`billing::refuse_child_billing`).
+    // writes are also refused to child-account users (spec 5 and 7).
     AccountGet = "account_get" => account(Area::Account, RO, P_RO);
-    AccountUpdate = "account_update" => account(Area::Account, RW, P_RW);
+    AccountUpdate = "account_update" => billing(account(Area::Account, RW, P_RW));
     AccountAvailabilityList = "account_availability_list" => scoped(Area::Account, RO);
     AccountAvailabilityGet = "account_availability_get" => scoped(Area::Account, RO);
-    AccountCancel = "account_cancel" => unrestricted(Area::Account, RW);
+    AccountCancel = "account_cancel" => billing(unrestricted(Area::Account, RW));
     AccountSettingsGet = "account_settings_get" => account(Area::Account, RO, P_RO);
     AccountSettingsUpdate = "account_settings_update" => account(Area::Account, RW, P_RW);
     AccountManagedEnable = "account_managed_enable" => account(Area::Account, RW, P_RW);
     // The spec names `account:read_only` for promo codes and payment-method delete.
-    PromoCodeAdd = "promo_code_add" => unrestricted(Area::Account, RO);
-    CreditCardAdd = "credit_card_add" => account(Area::Account, RW, P_RW);
+    PromoCodeAdd = "promo_code_add" => billing(unrestricted(Area::Account, RO));
+    CreditCardAdd = "credit_card_add" => billing(account(Area::Account, RW, P_RW));
     PaymentMethodList = "payment_method_list" => account(Area::Account, RO, P_RO);
-    PaymentMethodCreate = "payment_method_create" => account(Area::Account, RW, P_RW);
+    PaymentMethodCreate = "payment_method_create" => billing(account(Area::Account, RW, P_RW));
     PaymentMethodGet = "payment_method_get" => account(Area::Account, RO, P_RO);
-    PaymentMethodDelete = "payment_method_delete" => account(Area::Account, RO, P_RW);
-    PaymentMethodMakeDefault = "payment_method_make_default" => account(Area::Account, RW, P_RW);
+    PaymentMethodDelete = "payment_method_delete" => billing(account(Area::Account, RO, P_RW));
+    PaymentMethodMakeDefault = "payment_method_make_default" => billing(account(Area::Account, RW, P_RW));
     PaymentList = "payment_list" => account(Area::Account, RO, P_RO);
-    PaymentCreate = "payment_create" => account(Area::Account, RW, P_RW);
+    PaymentCreate = "payment_create" => billing(account(Area::Account, RW, P_RW));
     PaymentGet = "payment_get" => account(Area::Account, RO, P_RO);
     PaypalStage = "paypal_stage" => account(Area::Account, RW, P_RW);
     PaypalExecute = "paypal_execute" => account(Area::Account, RW, P_RW);

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
 use super::settle::PURPOSE_CANCEL;
-use super::{engine, refuse_child_billing, validate};
+use super::{engine, validate};
 use crate::App;
 use crate::auth::{Actor, Op};
 use nubis_store::Tx;
@@ -114,21 +114,20 @@ impl App {
 
     pub async fn account_get(&self, actor: &Actor) -> Result<AccountView> {
         self.authorize(actor, Op::AccountGet).await?;
-        self.account_view(actor.account_id).await
+        self.account_view(actor.account_id()).await
     }
 
     /// `PUT /v4/account` (spec 2.4): all-or-nothing, every failing field reported at once.
     pub async fn account_update(&self, actor: &Actor, input: AccountUpdate) -> Result<AccountView> {
         self.authorize(actor, Op::AccountUpdate).await?;
-        refuse_child_billing(actor)?;
         let input = &input;
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.billing_lock(actor.account_id).await?;
+                let b = tx.billing_lock(actor.account_id()).await?;
                 let changes = validate::account_update(input, &b.country, &b.state, &b.zip)?;
                 if let Some(c) = &changes.company {
-                    let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let is_parent = tx.account_is_parent(actor.account_id).await?;
+                    let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let is_parent = tx.account_is_parent(actor.account_id()).await?;
                     if is_parent && *c != a.company {
                         return Err(Error::invalid(
                             "company",
@@ -136,12 +135,12 @@ impl App {
                         ));
                     }
                 }
-                tx.billing_update_contact(actor.account_id, &changes).await?;
+                tx.billing_update_contact(actor.account_id(), &changes).await?;
                 Ok(())
             })
         })
         .await?;
-        self.account_view(actor.account_id).await
+        self.account_view(actor.account_id()).await
     }
 
     fn settings_of(b: &nubis_store::billing::BillingRow, interfaces: Option<String>) -> AccountSettings {
@@ -158,8 +157,8 @@ impl App {
 
     pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsGet).await?;
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        Ok(Self::settings_of(&b, self.store.account_interfaces_setting(actor.account_id).await?))
+        let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
+        Ok(Self::settings_of(&b, self.store.account_interfaces_setting(actor.account_id()).await?))
     }
 
     pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
@@ -168,7 +167,7 @@ impl App {
         let b = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.billing_lock(actor.account_id).await?;
+                    let b = tx.billing_lock(actor.account_id()).await?;
                     let mut p = nubis_model::Problems::new();
                     if input.managed.is_some_and(|m| m != b.managed) {
                         p.add(
@@ -187,13 +186,13 @@ impl App {
                         );
                     }
                     p.finish()?;
-                    tx.billing_set_settings(actor.account_id, input.backups_enabled, input.network_helper, None)
+                    tx.billing_set_settings(actor.account_id(), input.backups_enabled, input.network_helper, None)
                         .await?;
                     if let Some(v) = &input.interfaces_for_new_linodes {
-                        tx.account_set_interfaces_setting(actor.account_id, v).await?;
+                        tx.account_set_interfaces_setting(actor.account_id(), v).await?;
                     }
-                    let interfaces = tx.account_interfaces_setting(actor.account_id).await?;
-                    Ok((tx.billing_lock(actor.account_id).await?, interfaces))
+                    let interfaces = tx.account_interfaces_setting(actor.account_id()).await?;
+                    Ok((tx.billing_lock(actor.account_id()).await?, interfaces))
                 })
             })
             .await?;
@@ -204,12 +203,12 @@ impl App {
     pub async fn account_managed_enable(&self, actor: &Actor) -> Result<()> {
         self.authorize(actor, Op::AccountManagedEnable).await?;
         self.write(|tx| Box::pin(async move {
-            let b = tx.billing_lock(actor.account_id).await?;
+            let b = tx.billing_lock(actor.account_id()).await?;
             if b.managed {
                 return Ok(());
             }
-            tx.billing_set_settings(actor.account_id, None, None, Some(true)).await?;
-            let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+            tx.billing_set_settings(actor.account_id(), None, None, Some(true)).await?;
+            let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
             tx.outbox_insert(
                 Some(a.id),
                 &a.email,
@@ -218,7 +217,7 @@ impl App {
                     "Hello,\n\n{} enabled the managed service for the nubis account {}.\n\
                      Add the services to monitor, and the contacts to reach, and we will watch them around the clock.\n\n\
                      -- nubis\n",
-                    actor.username, a.euuid
+                    actor.username(), a.euuid
                 ),
             )
             .await?;
@@ -257,14 +256,11 @@ impl App {
     /// is given back.
     pub async fn account_cancel(&self, actor: &Actor, input: CancelRequest) -> Result<()> {
         self.authorize(actor, Op::AccountCancel).await?;
-        if actor.in_child_account {
-            return Err(Error::Forbidden(super::CHILD_BILLING_REFUSED.into()));
-        }
         let comments = input.comments.unwrap_or_default();
         if comments.chars().count() > 2048 {
             return Err(Error::invalid("comments", "Must be at most 2048 characters"));
         }
-        let (account_id, now, comments) = (actor.account_id, Timestamp::now(), &comments);
+        let (account_id, now, comments) = (actor.account_id(), Timestamp::now(), &comments);
         let key = uuid::Uuid::new_v4().simple().to_string();
         let key_ref = &key;
         let plan = self
@@ -288,7 +284,6 @@ impl App {
                     let id = tx
                         .payment_pending_insert(account_id, method.view.id, due, now, key_ref, PURPOSE_CANCEL)
                         .await?;
-                    tx.billing_balance_add(account_id, -due).await?;
                     Ok(Cancel::Charge { payment: id, card_ref: method.gateway_ref, due })
                 })
             })
@@ -299,7 +294,11 @@ impl App {
                 let reference = match self.charge(account_id, &card_ref, due, &key).await {
                     Ok(r) => r,
                     Err(e) => {
-                        self.payment_give_up(payment, None).await?;
+                        // Declined: nothing was charged. Unreachable: not known; the settler
+                        // asks the gateway again and gives back what it finds.
+                        if matches!(e, GatewayError::Declined(_)) {
+                            self.payment_give_up(payment, None).await?;
+                        }
                         return Err(match e {
                             GatewayError::Declined(m) => Error::refused(format!(
                                 "Charging the balance to the default payment method failed: {m}"
@@ -317,6 +316,7 @@ impl App {
                             tx.payment_confirm(payment, r).await?.ok_or_else(|| {
                                 Error::Unavailable("The cancellation could not be completed in time; try again".into())
                             })?;
+                            tx.billing_balance_add(account_id, -due).await?;
                             refuse_active_children(tx, account_id).await?;
                             cancel_now(tx, actor, now, comments).await
                         })
@@ -360,7 +360,7 @@ async fn refuse_active_children(tx: &mut Tx<'_>, account_id: i64) -> Result<()> 
 /// what was charged), metering stops, its instances shut down (returned, for the runtime) and
 /// its tokens stop working.
 async fn cancel_now(tx: &mut Tx<'_>, actor: &Actor, now: Timestamp, comments: &str) -> Result<Vec<i64>> {
-    let account_id = actor.account_id;
+    let account_id = actor.account_id();
     engine::close_until(tx, account_id, now).await?;
     tx.meters_close_account(account_id, now).await?;
     let mut stopping = Vec::new();
@@ -373,7 +373,8 @@ async fn cancel_now(tx: &mut Tx<'_>, actor: &Actor, now: Timestamp, comments: &s
             _ => None,
         };
         if let Some(next) = next {
-            tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, &actor.username, now).await?;
+            tx.instance_start_transition(i.id, next.name(), Status::Offline.name(), None, actor.username(), now)
+                .await?;
             stopping.push(i.id);
         }
     }
@@ -394,7 +395,7 @@ pub struct AdminAccountView {
 
 impl App {
     /// Operators: an account's record and billing state by euuid.
-    pub async fn admin_account_show(&self, euuid: &str) -> Result<AdminAccountView> {
+    pub async fn admin_account_show(&self, _admin: &crate::admin::Admin, euuid: &str) -> Result<AdminAccountView> {
         let a =
             self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
         let b = self.store.billing_get(a.id).await?.ok_or(Error::NotFound)?;
@@ -410,7 +411,7 @@ impl App {
     }
 
     /// Operators: the account id behind an euuid.
-    pub async fn admin_account_id(&self, euuid: &str) -> Result<i64> {
+    pub async fn admin_account_id(&self, _admin: &crate::admin::Admin, euuid: &str) -> Result<i64> {
         Ok(self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?.id)
     }
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
-use super::{CardDetails, refuse_child_billing, validate};
+use super::{CardDetails, validate};
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
@@ -76,18 +76,17 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<PaymentMethod>> {
         self.authorize(actor, Op::PaymentMethodList).await?;
-        let (data, n) = self.store.payment_methods_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.payment_methods_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn payment_method_get(&self, actor: &Actor, id: i64) -> Result<PaymentMethod> {
         self.authorize(actor, Op::PaymentMethodGet).await?;
-        Ok(self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?.view)
+        Ok(self.store.payment_method_get(actor.account_id(), id).await?.ok_or(Error::NotFound)?.view)
     }
 
     pub async fn payment_method_create(&self, actor: &Actor, input: PaymentMethodCreate) -> Result<PaymentMethod> {
         self.authorize(actor, Op::PaymentMethodCreate).await?;
-        refuse_child_billing(actor)?;
         let mut p = Problems::new();
         match input.kind.as_deref() {
             None => p.add("type", "Type is required"),
@@ -119,7 +118,6 @@ impl App {
     /// default payment method.
     pub async fn credit_card_add(&self, actor: &Actor, input: CardInput) -> Result<PaymentMethod> {
         self.authorize(actor, Op::CreditCardAdd).await?;
-        refuse_child_billing(actor)?;
         let card = validate::card(&input, "", Timestamp::now())?;
         self.add_card(actor, card, true, "card_number").await
     }
@@ -150,8 +148,8 @@ impl App {
     ) -> Result<PaymentMethod> {
         self.write(|tx| {
             Box::pin(async move {
-                tx.billing_lock(actor.account_id).await?;
-                self.check_method_limits(tx, actor.account_id).await
+                tx.billing_lock(actor.account_id()).await?;
+                self.check_method_limits(tx, actor.account_id()).await
             })
         })
         .await?;
@@ -163,16 +161,16 @@ impl App {
         let m = self
             .write(|tx| {
                 Box::pin(async move {
-                    tx.billing_lock(actor.account_id).await?;
-                    self.check_method_limits(tx, actor.account_id).await?;
-                    let has_default = tx.payment_method_has_default(actor.account_id).await?;
+                    tx.billing_lock(actor.account_id()).await?;
+                    self.check_method_limits(tx, actor.account_id()).await?;
+                    let has_default = tx.payment_method_has_default(actor.account_id()).await?;
                     let make_default = is_default || !has_default;
                     if make_default {
-                        tx.payment_methods_clear_default(actor.account_id).await?;
+                        tx.payment_methods_clear_default(actor.account_id()).await?;
                     }
                     let m = tx
                         .payment_method_insert(&NewCard {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             card_type: brand,
                             last_four,
                             expiry_month: month,
@@ -192,13 +190,12 @@ impl App {
 
     pub async fn payment_method_make_default(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::PaymentMethodMakeDefault).await?;
-        self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        refuse_child_billing(actor)?;
+        self.store.payment_method_get(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
         self.write(|tx| {
             Box::pin(async move {
-                tx.billing_lock(actor.account_id).await?;
-                tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-                tx.payment_methods_clear_default(actor.account_id).await?;
+                tx.billing_lock(actor.account_id()).await?;
+                tx.payment_method_active(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
+                tx.payment_methods_clear_default(actor.account_id()).await?;
                 tx.payment_method_set_default(id).await?;
                 Ok(())
             })
@@ -209,12 +206,11 @@ impl App {
     /// Deactivates a payment method; the default one cannot be deleted.
     pub async fn payment_method_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.authorize(actor, Op::PaymentMethodDelete).await?;
-        self.store.payment_method_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        refuse_child_billing(actor)?;
+        self.store.payment_method_get(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
         self.write(|tx| {
             Box::pin(async move {
-                tx.billing_lock(actor.account_id).await?;
-                let m = tx.payment_method_active(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+                tx.billing_lock(actor.account_id()).await?;
+                let m = tx.payment_method_active(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
                 if m.view.is_default {
                     return Err(Error::refused(
                         "The default payment method cannot be deleted; make another method the default first",

@@ -14,8 +14,7 @@ mod validate;
 
 use std::sync::Arc;
 
-use nubis_model::account::UserType;
-use nubis_model::{Error, Result, Timestamp};
+use nubis_model::{Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::billing::NewMeter;
 use nubis_store::instances::InstanceRow;
@@ -24,20 +23,11 @@ use nubis_store::nodebalancers::BalancerRow;
 pub use gateway::{CardDetails, GatewayError, PaymentGateway, SimulatedGateway};
 
 use crate::App;
-use crate::auth::Actor;
 
-/// The reason given to child-account users for every billing write (spec 5 and 7).
+/// The reason given to child-account users for every billing write (spec 5 and 7; the policy
+/// table marks the billing writes).
 pub const CHILD_BILLING_REFUSED: &str =
     "This operation is not available to child account users: billing is managed by the parent account.";
-
-/// Refuses billing writes by users of a child account (an account with a parent account): the
-/// spec's specific error, a 403 with [`CHILD_BILLING_REFUSED`].
-pub fn refuse_child_billing(actor: &Actor) -> Result<()> {
-    if actor.in_child_account || actor.user_type == UserType::Child {
-        return Err(Error::Forbidden(CHILD_BILLING_REFUSED.into()));
-    }
-    Ok(())
-}
 
 /// A price in dollars as a decimal string (`"0.015"`) in millionths of a dollar.
 pub(crate) fn micro_of_str(s: &str) -> Option<i64> {

@@ -41,9 +41,9 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<Maintenance>> {
         self.authorize(actor, Op::MaintenanceList).await?;
-        let restricted = actor.restricted.then_some(actor.user_id);
+        let restricted = actor.restricted().then_some(actor.user_id());
         let (rows, n) =
-            self.store.maintenance_page(actor.account_id, restricted, filter, page.page, page.page_size).await?;
+            self.store.maintenance_page(actor.account_id(), restricted, filter, page.page, page.page_size).await?;
         Ok(Page::new(rows.iter().map(maintenance_view).collect(), page, n))
     }
 
@@ -53,14 +53,14 @@ impl App {
         self.authorize(actor, Op::NotificationList).await?;
         let now = Timestamp::now();
         let mut out = Vec::new();
-        let b = self.store.billing_get(actor.account_id).await?.ok_or(Error::NotFound)?;
-        let recent = self.store.invoices_total_since(actor.account_id, now.minus_days(PAST_DUE_DAYS)).await?;
+        let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
+        let recent = self.store.invoices_total_since(actor.account_id(), now.minus_days(PAST_DUE_DAYS)).await?;
         if b.balance > recent.max(0) {
             let past_due = b.balance - recent.max(0);
             out.push(Notification {
                 body: None,
                 entity: Some(NotificationEntity {
-                    id: Some(actor.account_id),
+                    id: Some(actor.account_id()),
                     label: None,
                     kind: "account".into(),
                     url: Some("/v4/account".into()),
@@ -77,7 +77,7 @@ impl App {
                 when: None,
             });
         }
-        let pending = self.store.maintenance_pending(actor.account_id).await?;
+        let pending = self.store.maintenance_pending(actor.account_id()).await?;
         let visible = self.visible(actor, GrantKind::Instance, pending, |m| m.instance_id).await?;
         for m in visible {
             let kind = if m.kind == "reboot" { "reboot_scheduled" } else { "migration_scheduled" };
@@ -97,7 +97,7 @@ impl App {
                 when: Some(m.when),
             });
         }
-        if let Some(p) = self.store.promotion_get(actor.account_id).await?
+        if let Some(p) = self.store.promotion_get(actor.account_id()).await?
             && p.remaining > 0
             && p.expires > now
             && p.expires <= now.plus_seconds(PROMOTION_NOTICE_DAYS * 86_400)
@@ -127,6 +127,7 @@ impl App {
     /// Operators: schedules a maintenance window for an instance. Returns its id.
     pub async fn admin_maintenance_schedule(
         &self,
+        _admin: &crate::admin::Admin,
         instance_id: i64,
         kind: &str,
         when: Timestamp,
@@ -150,7 +151,12 @@ impl App {
     }
 
     /// Operators: moves a maintenance window on (`started`, `completed`) or cancels it.
-    pub async fn admin_maintenance_set_status(&self, id: i64, status: &str) -> Result<()> {
+    pub async fn admin_maintenance_set_status(
+        &self,
+        _admin: &crate::admin::Admin,
+        id: i64,
+        status: &str,
+    ) -> Result<()> {
         if !MAINTENANCE_STATUSES.contains(&status) {
             return Err(Error::invalid("status", format!("Must be one of {}", MAINTENANCE_STATUSES.join(", "))));
         }

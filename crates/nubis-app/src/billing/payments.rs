@@ -8,8 +8,8 @@ use nubis_model::{Error, Problems, Result, Timestamp};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::gateway::GatewayError;
 use super::methods::gateway_error;
-use super::refuse_child_billing;
 use super::settle::PURPOSE_CANCEL;
 use crate::App;
 use crate::auth::{Actor, Op};
@@ -73,29 +73,28 @@ fn required(p: &mut Problems, field: &str, v: &Option<String>) {
 impl App {
     pub async fn payment_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Payment>> {
         self.authorize(actor, Op::PaymentList).await?;
-        let (data, n) = self.store.payments_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.payments_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn payment_get(&self, actor: &Actor, id: i64) -> Result<Payment> {
         self.authorize(actor, Op::PaymentGet).await?;
-        self.store.payment_get(actor.account_id, id).await?.ok_or(Error::NotFound)
+        self.store.payment_get(actor.account_id(), id).await?.ok_or(Error::NotFound)
     }
 
-    /// Takes a payment: recorded as pending (checked against the balance and the payment method
-    /// inside that write, and lowering the balance there, so concurrent payments see each
-    /// other), then charged through the gateway with no transaction open, then confirmed, or
-    /// dropped with the balance restored when the charge failed (see `settle.rs`).
+    /// Takes a payment: recorded as pending (checked against the balance, less the payments
+    /// already under way, and the payment method inside that write, so concurrent payments see
+    /// each other), then charged through the gateway with no transaction open, then confirmed
+    /// with the balance lowered, or dropped when the charge was declined (see `settle.rs`).
     pub async fn payment_create(&self, actor: &Actor, input: PaymentCreate) -> Result<Payment> {
         self.authorize(actor, Op::PaymentCreate).await?;
-        refuse_child_billing(actor)?;
         let cents = match input.usd.as_deref() {
             None => return Err(Error::invalid("usd", "usd is required")),
             Some(s) => parse_usd(s).ok_or_else(|| {
                 Error::invalid("usd", "Must be an amount in dollars such as 5.00 or $120.50 (no commas, with cents)")
             })?,
         };
-        let account_id = actor.account_id;
+        let account_id = actor.account_id();
         let key = uuid::Uuid::new_v4().simple().to_string();
         let (input, key_ref) = (&input, &key);
         let pending = self
@@ -114,22 +113,27 @@ impl App {
                         })?,
                     };
                     let b = tx.billing_lock(account_id).await?;
-                    check_bounds(cents, b.balance)?;
-                    if tx.payments_pending_of(account_id).await?.iter().any(|p| p.purpose == PURPOSE_CANCEL) {
+                    let pending = tx.payments_pending_of(account_id).await?;
+                    if pending.iter().any(|p| p.purpose == PURPOSE_CANCEL) {
                         return Err(Error::refused("The account is being canceled"));
                     }
+                    // Payments under way count as paid for the bounds (they may all go through).
+                    check_bounds(cents, b.balance - pending.iter().map(|p| p.cents).sum::<i64>())?;
                     let id = tx
                         .payment_pending_insert(account_id, method.view.id, cents, Timestamp::now(), key_ref, "payment")
                         .await?;
-                    tx.billing_balance_add(account_id, -cents).await?;
                     Ok((id, method.gateway_ref))
                 })
             })
             .await?;
         let (id, card_ref) = pending;
         match self.charge(account_id, &card_ref, cents, &key).await {
+            // Declined: nothing was charged. Unreachable: whether the charge happened is not
+            // known; the payment stays pending until the settler asks the gateway again.
             Err(e) => {
-                self.payment_give_up(id, None).await?;
+                if matches!(e, GatewayError::Declined(_)) {
+                    self.payment_give_up(id, None).await?;
+                }
                 Err(gateway_error(e, "payment_method_id"))
             }
             Ok(reference) => {
@@ -139,6 +143,7 @@ impl App {
                         let p = tx.payment_confirm(id, reference).await?.ok_or_else(|| {
                             Error::Unavailable("The payment could not be recorded in time; it was given back".into())
                         })?;
+                        tx.billing_balance_add(account_id, -cents).await?;
                         let entity = EventEntity::new(
                             "account",
                             account_id,
@@ -181,13 +186,13 @@ impl App {
 
     pub async fn invoice_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Invoice>> {
         self.authorize(actor, Op::InvoiceList).await?;
-        let (data, n) = self.store.invoices_page(actor.account_id, filter, page.page, page.page_size).await?;
+        let (data, n) = self.store.invoices_page(actor.account_id(), filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn invoice_get(&self, actor: &Actor, id: i64) -> Result<Invoice> {
         self.authorize(actor, Op::InvoiceGet).await?;
-        self.store.invoice_get(actor.account_id, id).await?.ok_or(Error::NotFound)
+        self.store.invoice_get(actor.account_id(), id).await?.ok_or(Error::NotFound)
     }
 
     pub async fn invoice_item_list(
@@ -198,7 +203,7 @@ impl App {
         page: PageRequest,
     ) -> Result<Page<InvoiceItem>> {
         self.authorize(actor, Op::InvoiceItemList).await?;
-        self.store.invoice_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
+        self.store.invoice_get(actor.account_id(), id).await?.ok_or(Error::NotFound)?;
         let (data, n) = self.store.invoice_items_page(id, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }

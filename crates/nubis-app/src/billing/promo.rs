@@ -9,7 +9,6 @@ use nubis_store::billing::{PromoCode, PromotionRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::refuse_child_billing;
 use crate::App;
 use crate::auth::{Actor, Op};
 
@@ -71,7 +70,6 @@ impl App {
 
     pub async fn promo_code_add(&self, actor: &Actor, input: PromoCodeAdd) -> Result<Promotion> {
         self.authorize(actor, Op::PromoCodeAdd).await?;
-        refuse_child_billing(actor)?;
         let code = match input.promo_code {
             Some(c) if !c.is_empty() && c.chars().count() <= 32 => c,
             _ => return Err(Error::invalid("promo_code", "Must be 1 to 32 characters")),
@@ -80,14 +78,14 @@ impl App {
         self.write(|tx| {
             Box::pin(async move {
                 let now = Timestamp::now();
-                tx.billing_lock(actor.account_id).await?;
-                let a = tx.account_get(actor.account_id).await?.ok_or(Error::NotFound)?;
+                tx.billing_lock(actor.account_id()).await?;
+                let a = tx.account_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
                 if a.active_since <= now.minus_days(PROMO_ACCOUNT_DAYS) {
                     return Err(Error::refused(format!(
                         "Promo codes can be added only during an account's first {PROMO_ACCOUNT_DAYS} days"
                     )));
                 }
-                if tx.promotion_of(actor.account_id).await?.is_some() {
+                if tx.promotion_of(actor.account_id()).await?.is_some() {
                     return Err(Error::refused("The account already has a promotional credit"));
                 }
                 let p = self
@@ -95,11 +93,11 @@ impl App {
                     .await?
                     .filter(|p| p.expires > now)
                     .ok_or_else(|| Error::invalid("promo_code", "Invalid or expired promo code"))?;
-                tx.promotion_insert(actor.account_id, &p, now)
+                tx.promotion_insert(actor.account_id(), &p, now)
                     .await
                     .map_err(|e| e.unique_as("promo_code", "The account already has a promotional credit"))?;
                 let row =
-                    tx.promotion_of(actor.account_id).await?.ok_or_else(|| Error::internal("promotion written"))?;
+                    tx.promotion_of(actor.account_id()).await?.ok_or_else(|| Error::internal("promotion written"))?;
                 Ok(promotion_view(&row))
             })
         })
@@ -107,7 +105,7 @@ impl App {
     }
 
     /// Operators: offers a promo code (or changes it).
-    pub async fn admin_promo_set(&self, p: PromoCode) -> Result<()> {
+    pub async fn admin_promo_set(&self, _admin: &crate::admin::Admin, p: PromoCode) -> Result<()> {
         if p.code.is_empty() || p.code.chars().count() > 32 {
             return Err(Error::invalid("code", "Must be 1 to 32 characters"));
         }
@@ -125,7 +123,7 @@ impl App {
     }
 
     /// Operators: withdraws a promo code (credits already given stay).
-    pub async fn admin_promo_delete(&self, code: &str) -> Result<bool> {
+    pub async fn admin_promo_delete(&self, _admin: &crate::admin::Admin, code: &str) -> Result<bool> {
         self.write(|tx| {
             Box::pin(async move {
                 let found = tx.promo_code_delete(code).await?;
@@ -136,7 +134,7 @@ impl App {
     }
 
     /// Operators: every promo code offered (the database's, then the configuration's).
-    pub async fn admin_promo_list(&self) -> Result<Vec<PromoCode>> {
+    pub async fn admin_promo_list(&self, _admin: &crate::admin::Admin) -> Result<Vec<PromoCode>> {
         let mut out = self.store.promo_codes_all().await?;
         for c in &self.config.billing.promo_codes {
             if let Ok(p) = config_code(c)

@@ -5,8 +5,8 @@
 //! second write confirms or drops the payment. When that second write never comes (the process
 //! stopped, the database was away), the settler finds the pending payment once its request is
 //! over (`billing.settle_after_secs`), sends the same key again to learn what happened, and, as
-//! the client was told the payment failed or heard nothing, gives any charge back and restores
-//! the balance. A charge to give back goes through the durable refund queue: a refund the
+//! the client was told the payment failed or heard nothing, gives any charge back. A pending
+//! payment counts in the balance only once it is confirmed. A charge to give back goes through the durable refund queue: a refund the
 //! gateway does not take is tried again, with a growing pause, until it does; none is dropped.
 
 use std::time::Duration;
@@ -54,15 +54,14 @@ impl App {
         self.payment_gateway().refund(charge_ref).await
     }
 
-    /// Gives up a pending payment: it is dropped and the balance restored; a charge the gateway
-    /// made for it (`charged`) is queued to be given back, and the queue runs at once.
+    /// Gives up a pending payment: it is dropped (it never counted in the balance); a charge the
+    /// gateway made for it (`charged`) is queued to be given back, and the queue runs at once.
     pub(crate) async fn payment_give_up(&self, id: i64, charged: Option<&str>) -> Result<()> {
         let queued = self
             .write(|tx| {
                 Box::pin(async move {
                     let Some(p) = tx.payment_pending_get(id).await? else { return Ok(false) };
                     tx.payment_pending_drop(id).await?;
-                    tx.billing_balance_add(p.account_id, p.cents).await?;
                     if let Some(reference) = charged {
                         let reason = format!("payment {id} was not completed");
                         tx.refund_enqueue(p.account_id, reference, p.cents, &reason, Timestamp::now()).await?;
@@ -138,7 +137,10 @@ impl App {
     }
 
     /// Operators: every queued refund with its account's euuid.
-    pub async fn admin_refunds(&self) -> Result<Vec<(nubis_store::billing::Refund, String)>> {
+    pub async fn admin_refunds(
+        &self,
+        _admin: &crate::admin::Admin,
+    ) -> Result<Vec<(nubis_store::billing::Refund, String)>> {
         let mut out = Vec::new();
         for r in self.store.refunds_all().await? {
             let euuid = self.store.account_get(r.account_id).await?.map(|a| a.euuid).unwrap_or_default();
@@ -148,7 +150,7 @@ impl App {
     }
 
     /// Operators: one round of the settler now; (payments settled, refunds given back).
-    pub async fn admin_settle(&self) -> Result<(usize, usize)> {
+    pub async fn admin_settle(&self, _admin: &crate::admin::Admin) -> Result<(usize, usize)> {
         Ok((self.payments_settle_due().await?, self.refunds_run_due().await?))
     }
 

@@ -160,7 +160,7 @@ mod tests {
     #[tokio::test]
     async fn moving_the_clock_forward_runs_the_time_hooks() {
         let store = nubis_store::Store::open("sqlite::memory:", &Default::default()).await.unwrap();
-        let app = App::new(store, Default::default()).unwrap();
+        let (app, _) = App::new(store, Default::default()).unwrap();
         app.on_time_moved("count", count);
         // The form an area's line in TIME_MOVED takes.
         app.on_time_moved("closure", |app| {

@@ -11,9 +11,9 @@
 //!
 //! A bad file is refused as a whole (nothing stays of it) with the line and the field.
 
+use crate::admin::Admin;
 use std::collections::HashMap;
 
-use nubis_model::account::UserType;
 use nubis_model::scope::Scopes;
 use nubis_model::{Error, FieldError, Result, Timestamp};
 use nubis_store::tokens::NewToken;
@@ -25,7 +25,7 @@ use utoipa::ToSchema;
 
 use super::Operator;
 use crate::App;
-use crate::auth::{Actor, hash_secret_hex};
+use crate::auth::hash_secret_hex;
 
 /// Name of the snapshot that undoes a refused fixture file.
 const UNDO: &str = "nubis-fixtures-undo";
@@ -270,15 +270,15 @@ fn located(e: Error, line: u64, path: &str) -> Error {
 impl App {
     /// `POST /nubis/v1/fixtures`: loads a fixture file; refused as a whole when anything in it
     /// is wrong.
-    pub async fn fixtures_load(&self, _op: &Operator, text: &str) -> Result<FixtureReport> {
-        self.fixtures_apply(text).await
+    pub async fn fixtures_load(&self, op: &Operator, text: &str) -> Result<FixtureReport> {
+        self.fixtures_apply(&op.admin(), text).await
     }
 
     /// Loads a fixture file (`nubis serve --fixtures FILE` and the control API).
-    pub async fn fixtures_apply(&self, text: &str) -> Result<FixtureReport> {
+    pub async fn fixtures_apply(&self, admin: &Admin, text: &str) -> Result<FixtureReport> {
         let file = parse(text)?;
         self.store.snapshot_save(UNDO).await?;
-        let r = self.fixtures_create(&file).await;
+        let r = self.fixtures_create(admin, &file).await;
         if r.is_err() {
             self.store.snapshot_restore(UNDO).await?;
             self.balancers_changed();
@@ -287,7 +287,7 @@ impl App {
         r
     }
 
-    async fn fixtures_create(&self, file: &File) -> Result<FixtureReport> {
+    async fn fixtures_create(&self, admin: &Admin, file: &File) -> Result<FixtureReport> {
         let mut report = FixtureReport::default();
         for (i, acc) in file.accounts.iter().enumerate() {
             let path = format!("accounts[{i}]");
@@ -308,7 +308,7 @@ impl App {
                 let company = a.company.as_deref().ok_or_else(|| bad(line, &format!("{path}.company"), "Required"))?;
                 let email = a.email.as_deref().ok_or_else(|| bad(line, &format!("{path}.email"), "Required"))?;
                 let (_, u) = self
-                    .admin_account_create(company, &a.owner, email, None)
+                    .admin_account_create(admin, company, &a.owner, email, None)
                     .await
                     .map_err(|e| located(e, line, &path))?;
                 report.accounts += 1;
@@ -323,7 +323,7 @@ impl App {
                 let upath = format!("{path}.users[{j}]");
                 let v = &u.value;
                 let user = self
-                    .admin_user_create(&account.euuid, &v.username, &v.email, v.restricted)
+                    .admin_user_create(admin, &account.euuid, &v.username, &v.email, v.restricted)
                     .await
                     .map_err(|e| located(e, u.referenced.line(), &upath))?;
                 report.users += 1;
@@ -332,17 +332,7 @@ impl App {
                     report.tokens += 1;
                 }
             }
-            let actor = Actor {
-                token_id: 0,
-                user_id: owner.id,
-                username: owner.username.clone(),
-                account_id: owner.account_id,
-                restricted: false,
-                user_type: UserType::Default,
-                scopes: Scopes::parse("*").map_err(Error::Internal)?,
-                scopes_text: "*".into(),
-                in_child_account: account.parent_id.is_some(),
-            };
+            let actor = self.act_as_owner(admin, owner.id).await?;
             let mut refs = Refs::default();
             for (j, item) in a.vpcs.iter().enumerate() {
                 let p = format!("{path}.vpcs[{j}]");

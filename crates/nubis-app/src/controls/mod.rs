@@ -25,6 +25,14 @@ pub struct Operator {
     _private: (),
 }
 
+impl Operator {
+    /// An operator token stands for the operator of the cloud (fixtures create accounts and
+    /// users as `nubis admin` does).
+    pub(crate) fn admin(&self) -> crate::admin::Admin {
+        crate::admin::Admin::new()
+    }
+}
+
 /// The controls' state in this process: the faults and what runs when the clock moves.
 pub struct Controls {
     pub faults: FaultRegistry,
@@ -71,7 +79,12 @@ impl App {
 
     /// Issues an operator token (`nubis admin token create --operator`); with `secret`, that
     /// value (at least 16 characters), otherwise a random one. Returns the secret, shown once.
-    pub async fn admin_operator_token_create(&self, label: &str, secret: Option<&str>) -> Result<String> {
+    pub async fn admin_operator_token_create(
+        &self,
+        _admin: &crate::admin::Admin,
+        label: &str,
+        secret: Option<&str>,
+    ) -> Result<String> {
         let secret = secret.map(str::to_string).unwrap_or_else(new_secret);
         if secret.len() < 16 || secret.len() > 512 {
             return Err(Error::invalid("operator-token", "Must be 16-512 characters"));

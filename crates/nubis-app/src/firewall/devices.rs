@@ -18,6 +18,7 @@ use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::firewalls::{DeviceRow, FirewallRow, NewDevice};
+use nubis_store::nodebalancers::BalancerRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -89,7 +90,7 @@ pub(crate) async fn attach_device(
     let label = match kind {
         DeviceType::Instance => {
             let i = tx
-                .instance_lock(entity_id, actor.account_id)
+                .instance_lock(entity_id, actor.account_id())
                 .await?
                 .ok_or_else(|| Error::invalid(field, not_found(kind)))?;
             if i.live_migration {
@@ -105,7 +106,7 @@ pub(crate) async fn attach_device(
             i.label
         }
         DeviceType::Nodebalancer => {
-            tx.nodebalancer_lock(entity_id, actor.account_id)
+            tx.nodebalancer_lock(entity_id, actor.account_id())
                 .await?
                 .ok_or_else(|| Error::invalid(field, not_found(kind)))?
                 .label
@@ -137,7 +138,7 @@ pub(crate) async fn attach_device(
     let d = tx
         .firewall_device_insert(&NewDevice {
             firewall_id: f.id,
-            account_id: actor.account_id,
+            account_id: actor.account_id(),
             kind,
             entity_id,
             entity_label: &label,
@@ -168,7 +169,7 @@ pub(crate) async fn attach_at_creation(
     field: &str,
 ) -> Result<DeviceRow> {
     let f = tx
-        .firewall_lock(firewall_id, actor.account_id)
+        .firewall_lock(firewall_id, actor.account_id())
         .await?
         .ok_or_else(|| Error::invalid(field, "Firewall not found"))?;
     refuse_live_migration(tx, &f, Some(field)).await?;
@@ -188,8 +189,8 @@ impl App {
         field: &str,
     ) -> Result<()> {
         let exists = match kind {
-            DeviceType::Instance => self.store.instance_get(actor.account_id, id).await?.is_some(),
-            DeviceType::Nodebalancer => self.store.nodebalancer_ref(actor.account_id, id).await?.is_some(),
+            DeviceType::Instance => self.store.instance_get(actor.account_id(), id).await?.is_some(),
+            DeviceType::Nodebalancer => self.store.nodebalancer_ref(actor.account_id(), id).await?.is_some(),
         };
         let access = if exists {
             self.require_permission(actor, grant_kind(kind), id, Permission::ReadWrite).await
@@ -216,7 +217,7 @@ impl App {
         firewall_id: i64,
         field: &str,
     ) -> Result<()> {
-        let exists = self.store.firewall_get(actor.account_id, firewall_id).await?.is_some();
+        let exists = self.store.firewall_get(actor.account_id(), firewall_id).await?.is_some();
         let access = if exists {
             self.require_permission(actor, GrantKind::Firewall, firewall_id, Permission::ReadWrite).await
         } else {
@@ -240,15 +241,13 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<FirewallDevice>> {
-        self.authorize(actor, Op::FirewallDeviceList).await?;
-        self.own_firewall(actor, Op::FirewallDeviceList, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceList, firewall_id).await?.into_inner();
         let (rows, results) = self.store.firewall_devices_page(firewall_id, filter, page.page, page.page_size).await?;
         Ok(Page::new(rows.iter().map(device_view).collect(), page, results))
     }
 
     pub async fn firewall_device_get(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<FirewallDevice> {
-        self.authorize(actor, Op::FirewallDeviceGet).await?;
-        self.own_firewall(actor, Op::FirewallDeviceGet, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceGet, firewall_id).await?.into_inner();
         self.store.firewall_device_get(firewall_id, id).await?.as_ref().map(device_view).ok_or(Error::NotFound)
     }
 
@@ -259,8 +258,7 @@ impl App {
         firewall_id: i64,
         input: DeviceCreate,
     ) -> Result<FirewallDevice> {
-        self.authorize(actor, Op::FirewallDeviceCreate).await?;
-        self.own_firewall(actor, Op::FirewallDeviceCreate, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceCreate, firewall_id).await?.into_inner();
         let mut p = Problems::new();
         let kind = match input.kind.as_deref() {
             None => {
@@ -286,7 +284,7 @@ impl App {
         let d = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(firewall_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &f, None).await?;
                     let d = attach_device(tx, actor, &f, kind, entity_id, "id").await?;
                     Ok(d)
@@ -302,12 +300,11 @@ impl App {
     /// Removes a device: the firewall's rules leave that service; other firewalls assigned to
     /// it stay. Event `firewall_device_remove`. Needs read_write on the firewall.
     pub async fn firewall_device_delete(&self, actor: &Actor, firewall_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::FirewallDeviceDelete).await?;
-        self.own_firewall(actor, Op::FirewallDeviceDelete, firewall_id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDeviceDelete, firewall_id).await?.into_inner();
         let d = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(firewall_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(firewall_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let d = tx
                         .firewall_devices(firewall_id)
                         .await?
@@ -348,7 +345,7 @@ impl App {
         let (rows, results) = self
             .store
             .firewalls_page(
-                actor.account_id,
+                actor.account_id(),
                 Self::grant_user(actor),
                 Some((kind, id)),
                 filter,
@@ -367,9 +364,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Firewall>> {
-        self.authorize(actor, Op::NodebalancerFirewallsList).await?;
-        self.store.nodebalancer_ref(actor.account_id, nodebalancer_id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerFirewallsList, nodebalancer_id).await?;
         self.service_firewalls(actor, DeviceType::Nodebalancer, nodebalancer_id, filter, page).await
     }
 }

@@ -184,26 +184,17 @@ struct ValidCreate {
 }
 
 impl App {
-    /// A firewall of the actor's account the actor may use for `op` (404 otherwise, 403 when the
-    /// grant is read_only and the operation writes).
-    pub(crate) async fn own_firewall(&self, actor: &Actor, op: Op, id: i64) -> Result<FirewallRow> {
-        let f = self.store.firewall_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(f)
-    }
-
     pub async fn firewall_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Firewall>> {
         self.authorize(actor, Op::FirewallList).await?;
         let (rows, results) = self
             .store
-            .firewalls_page(actor.account_id, Self::grant_user(actor), None, filter, page.page, page.page_size)
+            .firewalls_page(actor.account_id(), Self::grant_user(actor), None, filter, page.page, page.page_size)
             .await?;
         Ok(Page::new(rows.iter().map(firewall_view).collect(), page, results))
     }
 
     pub async fn firewall_get(&self, actor: &Actor, id: i64) -> Result<Firewall> {
-        self.authorize(actor, Op::FirewallGet).await?;
-        Ok(firewall_view(&self.own_firewall(actor, Op::FirewallGet, id).await?))
+        Ok(firewall_view(&self.lookup_for::<FirewallRow>(actor, Op::FirewallGet, id).await?.into_inner()))
     }
 
     fn firewall_check_create(&self, input: &FirewallCreate) -> (Problems, Option<ValidCreate>) {
@@ -273,7 +264,7 @@ impl App {
                 Box::pin(async move {
                     let f = tx
                         .firewall_insert(&NewFirewall {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &v.label,
                             rules: &v.rules,
                             tags: &v.tags,
@@ -282,8 +273,8 @@ impl App {
                         .await
                         .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
                     tx.event_insert(&firewall_event(actor, "firewall_create", &f)).await?;
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
                     }
                     let mut p = Problems::new();
                     let wanted = v
@@ -312,8 +303,7 @@ impl App {
     /// another enabled firewall; every change is refused while one of its instances is in live
     /// migration.
     pub async fn firewall_update(&self, actor: &Actor, id: i64, input: FirewallUpdate) -> Result<Firewall> {
-        self.authorize(actor, Op::FirewallUpdate).await?;
-        self.own_firewall(actor, Op::FirewallUpdate, id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         if let Some(l) = &input.label {
             check_label(&mut p, l);
@@ -344,7 +334,7 @@ impl App {
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let before = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &before, None).await?;
                     let change = status.filter(|s| *s != before.status);
                     if change == Some(FirewallStatus::Enabled) {
@@ -401,12 +391,11 @@ impl App {
 
     /// Deletes a firewall: its rules leave every service it was assigned to.
     pub async fn firewall_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::FirewallDelete).await?;
-        self.own_firewall(actor, Op::FirewallDelete, id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallDelete, id).await?.into_inner();
         let balancers = self
             .write(|tx| {
                 Box::pin(async move {
-                    let f = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let f = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_live_migration(tx, &f, None).await?;
                     let balancers: Vec<i64> = tx.firewall_balancer(id).await?.into_iter().collect();
                     tx.firewall_delete(id).await?;
@@ -421,20 +410,18 @@ impl App {
     }
 
     pub async fn firewall_rules_get(&self, actor: &Actor, id: i64) -> Result<FirewallRules> {
-        self.authorize(actor, Op::FirewallRulesGet).await?;
-        Ok(self.own_firewall(actor, Op::FirewallRulesGet, id).await?.rules)
+        Ok(self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesGet, id).await?.into_inner().rules)
     }
 
     /// Replaces both rule sets at once (a policy left out keeps its current value) and returns
     /// the new rules. Event `firewall_update`.
     pub async fn firewall_rules_update(&self, actor: &Actor, id: i64, body: Value) -> Result<FirewallRules> {
-        self.authorize(actor, Op::FirewallRulesUpdate).await?;
-        self.own_firewall(actor, Op::FirewallRulesUpdate, id).await?;
+        self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesUpdate, id).await?.into_inner();
         let body = &body;
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let before = tx.firewall_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let before = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let rules = parse_rules_update(body, "", &before.rules).map_err(Error::Invalid)?;
                     refuse_live_migration(tx, &before, None).await?;
                     let f = tx.firewall_set_rules(id, &rules, Timestamp::now()).await?;

@@ -59,8 +59,7 @@ pub struct CloneRequest {
 
 impl App {
     pub async fn instance_clone(&self, actor: &Actor, id: i64, input: CloneRequest) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceClone).await?;
-        self.own_instance(actor, Op::InstanceClone, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceClone, id).await?.into_inner();
         let mut p = Problems::new();
         p.check(input.placement_group.is_none(), "placement_group", "Placement groups are not offered");
         p.check(
@@ -85,7 +84,7 @@ impl App {
                 }
                 p.check(target != id, "instance_id", "An instance cannot be cloned to itself");
                 p.finish()?;
-                match self.store.instance_get(actor.account_id, target).await? {
+                match self.store.instance_get(actor.account_id(), target).await? {
                     None => return Err(Error::invalid("instance_id", "Instance not found")),
                     Some(_) => {
                         match self.require_permission(actor, GrantKind::Instance, target, Permission::ReadWrite).await {
@@ -97,8 +96,8 @@ impl App {
                 self.clone_to_existing(actor, id, target, &input).await
             }
             None => {
-                if actor.restricted
-                    && !self.store.grants_of_user(actor.user_id).await?.global.flag(GlobalFlag::AddInstances)
+                if actor.restricted()
+                    && !self.store.grants_of_user(actor.user_id()).await?.global.flag(GlobalFlag::AddInstances)
                 {
                     return Err(Error::forbidden());
                 }
@@ -154,6 +153,7 @@ impl App {
                     swap_mb: 0,
                     backups_enabled: input.backups_enabled.unwrap_or(false),
                     has_user_data,
+                    user_data: input.metadata.as_ref().and_then(|m| m.user_data.clone()),
                     vcpus: t.vcpus,
                     plan_disk_mb: t.disk,
                     authorized_keys: Vec::new(),
@@ -164,7 +164,7 @@ impl App {
                 let row = self
                     .write(|tx| {
                         Box::pin(async move {
-                            let src = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                            let src = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                             refuse_busy(&src)?;
                             let v2 = ValidCreate {
                                 generation: Some(src.interface_generation.clone()),
@@ -176,7 +176,7 @@ impl App {
                                 tx.instance_deploy(dst.id, image, None, v.has_user_data, Timestamp::now()).await?;
                             }
                             copy_profiles(tx, actor, &src, &dst, input, (0, v.plan_disk_mb), "type", true).await?;
-                            tx.instance_lock(dst.id, actor.account_id).await?.ok_or(Error::NotFound)
+                            tx.instance_lock(dst.id, actor.account_id()).await?.ok_or(Error::NotFound)
                         })
                     })
                     .await?;
@@ -190,8 +190,8 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let src = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let dst = tx.instance_lock(target, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let src = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let dst = tx.instance_lock(target, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&src)?;
                     refuse_busy(&dst).map_err(|_| {
                         Error::invalid(
@@ -210,7 +210,7 @@ impl App {
                             .build(),
                     )
                     .await?;
-                    tx.instance_lock(target, actor.account_id).await?.ok_or(Error::NotFound)
+                    tx.instance_lock(target, actor.account_id()).await?.ok_or(Error::NotFound)
                 })
             })
             .await?;
@@ -239,6 +239,7 @@ impl ValidCreate {
             swap_mb: 0,
             backups_enabled: self.backups_enabled,
             has_user_data: self.has_user_data,
+            user_data: self.user_data.clone(),
             vcpus: self.vcpus,
             plan_disk_mb: self.plan_disk_mb,
             authorized_keys: Vec::new(),

@@ -89,8 +89,7 @@ impl App {
         id: i64,
         config_id: i64,
     ) -> Result<Vec<Interface>> {
-        self.authorize(actor, Op::InstanceConfigInterfaceList).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigInterfaceList, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfaceList, id).await?.into_inner();
         self.store.config_get(id, config_id).await?.ok_or(Error::NotFound)?;
         let list = self.store.interfaces_of_configs(&[config_id]).await?;
         Ok(list.iter().map(|f| interface_record(&inst, f)).collect())
@@ -103,8 +102,7 @@ impl App {
         config_id: i64,
         interface_id: i64,
     ) -> Result<Interface> {
-        self.authorize(actor, Op::InstanceConfigInterfaceGet).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigInterfaceGet, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfaceGet, id).await?.into_inner();
         let f = self.store.interface_get(id, interface_id).await?.filter(|f| f.config_id == Some(config_id));
         Ok(interface_record(&inst, &f.ok_or(Error::NotFound)?))
     }
@@ -117,8 +115,7 @@ impl App {
         config_id: i64,
         input: InterfaceRequest,
     ) -> Result<Interface> {
-        self.authorize(actor, Op::InstanceConfigInterfaceCreate).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigInterfaceCreate, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfaceCreate, id).await?.into_inner();
         let mut p = Problems::new();
         let one = std::slice::from_ref(&input);
         let mut valid = check_interfaces(&mut p, self.catalog.region(&inst.region), one, false);
@@ -131,7 +128,7 @@ impl App {
         let (inst, f) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     legacy_config(tx, &inst, config_id).await?;
                     let mine: Vec<InterfaceRow> = tx
                         .interfaces_of_instance(id)
@@ -157,7 +154,7 @@ impl App {
                         }
                     }
                     let t = Target {
-                        account_id: actor.account_id,
+                        account_id: actor.account_id(),
                         instance_id: id,
                         region: &inst.region,
                         config_id: Some(config_id),
@@ -179,8 +176,7 @@ impl App {
         interface_id: i64,
         input: ConfigInterfaceUpdate,
     ) -> Result<Interface> {
-        self.authorize(actor, Op::InstanceConfigInterfaceUpdate).await?;
-        self.own_instance(actor, Op::InstanceConfigInterfaceUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfaceUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         p.check(
             input.ip_ranges.as_ref().is_none_or(Vec::is_empty),
@@ -205,7 +201,7 @@ impl App {
         let (inst, f) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     legacy_config(tx, &inst, config_id).await?;
                     let mut f = tx
                         .interface_lock(id, interface_id)
@@ -230,7 +226,7 @@ impl App {
                     }
                     if let Some(a) = address {
                         let s = tx
-                            .subnet_lock(None, f.subnet_id.unwrap_or_default(), actor.account_id)
+                            .subnet_lock(None, f.subnet_id.unwrap_or_default(), actor.account_id())
                             .await?
                             .ok_or(Error::NotFound)?;
                         let (lo, hi) = assignable(s.first_v4, s.last_v4);
@@ -274,11 +270,10 @@ impl App {
         config_id: i64,
         interface_id: i64,
     ) -> Result<()> {
-        self.authorize(actor, Op::InstanceConfigInterfaceDelete).await?;
-        self.own_instance(actor, Op::InstanceConfigInterfaceDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfaceDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 legacy_config(tx, &inst, config_id).await?;
                 let f = tx
                     .interface_lock(id, interface_id)
@@ -305,13 +300,12 @@ impl App {
         config_id: i64,
         input: InterfacesOrder,
     ) -> Result<()> {
-        self.authorize(actor, Op::InstanceConfigInterfacesOrder).await?;
-        self.own_instance(actor, Op::InstanceConfigInterfacesOrder, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigInterfacesOrder, id).await?.into_inner();
         let ids = input.ids.ok_or_else(|| Error::invalid("ids", "The interface ids, in order, are required"))?;
         let ids = &ids;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 legacy_config(tx, &inst, config_id).await?;
                 let mine: Vec<InterfaceRow> = tx
                     .interfaces_of_instance(id)

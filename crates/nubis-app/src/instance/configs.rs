@@ -271,8 +271,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Config>> {
-        self.authorize(actor, Op::InstanceConfigList).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigList, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigList, id).await?.into_inner();
         let (rows, total) = self.store.configs_page(id, filter, page.page, page.page_size).await?;
         let ids: Vec<i64> = rows.iter().map(|c| c.id).collect();
         let interfaces = self.store.interfaces_of_configs(&ids).await?;
@@ -280,15 +279,13 @@ impl App {
     }
 
     pub async fn instance_config_get(&self, actor: &Actor, id: i64, config_id: i64) -> Result<Config> {
-        self.authorize(actor, Op::InstanceConfigGet).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigGet, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigGet, id).await?.into_inner();
         let c = self.store.config_get(id, config_id).await?.ok_or(Error::NotFound)?;
         self.instance_config_view(&inst, &c).await
     }
 
     pub async fn instance_config_create(&self, actor: &Actor, id: i64, input: InstanceConfigRequest) -> Result<Config> {
-        self.authorize(actor, Op::InstanceConfigCreate).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigCreate, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigCreate, id).await?.into_inner();
         if let Some(list) = &input.interfaces {
             // The subnets named must be the actor's to use (the rest is checked in the write).
             let mut p = Problems::new();
@@ -299,15 +296,15 @@ impl App {
         let (inst, c) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let network = tx.account_network_helper(actor.account_id).await?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let network = tx.account_network_helper(actor.account_id()).await?;
                     let v = check_config(&self.catalog, &inst, input, None, network)?;
                     check_devices_are_disks(tx, id, &v.devices).await?;
                     let now = Timestamp::now();
                     let c = tx.config_insert(id, &values(&v), now).await?;
                     if let Some(list) = &v.interfaces {
                         let t = Target {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             instance_id: id,
                             region: &inst.region,
                             config_id: Some(c.id),
@@ -329,8 +326,7 @@ impl App {
         config_id: i64,
         input: InstanceConfigRequest,
     ) -> Result<Config> {
-        self.authorize(actor, Op::InstanceConfigUpdate).await?;
-        let inst = self.own_instance(actor, Op::InstanceConfigUpdate, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigUpdate, id).await?.into_inner();
         if let Some(list) = &input.interfaces {
             let mut p = Problems::new();
             let checked = check_interfaces(&mut p, self.catalog.region(&inst.region), list, false);
@@ -340,9 +336,9 @@ impl App {
         let (inst, c) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let current = tx.config_get(id, config_id).await?.ok_or(Error::NotFound)?;
-                    let network = tx.account_network_helper(actor.account_id).await?;
+                    let network = tx.account_network_helper(actor.account_id()).await?;
                     let v = check_config(&self.catalog, &inst, input, Some(&current), network)?;
                     check_devices_are_disks(tx, id, &v.devices).await?;
                     let now = Timestamp::now();
@@ -355,7 +351,7 @@ impl App {
                             tx.interface_delete(f.id).await?;
                         }
                         let t = Target {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             instance_id: id,
                             region: &inst.region,
                             config_id: Some(config_id),
@@ -372,11 +368,10 @@ impl App {
 
     /// Deletes a profile and its interfaces; refused while the instance runs with it.
     pub async fn instance_config_delete(&self, actor: &Actor, id: i64, config_id: i64) -> Result<()> {
-        self.authorize(actor, Op::InstanceConfigDelete).await?;
-        self.own_instance(actor, Op::InstanceConfigDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceConfigDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.config_get(id, config_id).await?.ok_or(Error::NotFound)?;
                 let powered = Status::parse(&inst.status).is_some_and(Status::is_powered);
                 if powered && inst.boot_config_id == Some(config_id) {

@@ -225,6 +225,9 @@ pub(crate) struct ValidCreate {
     pub swap_mb: i64,
     pub backups_enabled: bool,
     pub has_user_data: bool,
+    /// User data and root's SSH keys, kept for the runtime and the metadata service.
+    /// Base64, as given (run at first boot by the netns runtime).
+    pub user_data: Option<String>,
     pub vcpus: i64,
     /// The plan's disk, MB.
     pub plan_disk_mb: i64,
@@ -395,6 +398,7 @@ impl App {
             swap_mb,
             backups_enabled: input.backups_enabled.unwrap_or(false),
             has_user_data,
+            user_data: input.metadata.as_ref().and_then(|m| m.user_data.clone()),
             vcpus: t.map_or(1, |t| t.vcpus),
             plan_disk_mb: t.map_or(0, |t| t.disk),
             authorized_keys: input.authorized_keys.unwrap_or_default(),

@@ -139,21 +139,18 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Disk>> {
-        self.authorize(actor, Op::InstanceDiskList).await?;
-        self.own_instance(actor, Op::InstanceDiskList, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskList, id).await?.into_inner();
         let (rows, total) = self.store.disks_page(id, filter, page.page, page.page_size).await?;
         Ok(Page::new(rows.iter().map(disk_record).collect(), page, total))
     }
 
     pub async fn instance_disk_get(&self, actor: &Actor, id: i64, disk_id: i64) -> Result<Disk> {
-        self.authorize(actor, Op::InstanceDiskGet).await?;
-        self.own_instance(actor, Op::InstanceDiskGet, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskGet, id).await?.into_inner();
         Ok(disk_record(&self.store.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?))
     }
 
     pub async fn instance_disk_create(&self, actor: &Actor, id: i64, input: DiskCreate) -> Result<Disk> {
-        self.authorize(actor, Op::InstanceDiskCreate).await?;
-        self.own_instance(actor, Op::InstanceDiskCreate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskCreate, id).await?.into_inner();
         let mut p = Problems::new();
         let image = match &input.image {
             None => None,
@@ -217,7 +214,7 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&inst)?;
                     let disks = tx.disks_of_instance(id).await?;
                     if disks.len() >= MAX_DISKS {
@@ -229,7 +226,7 @@ impl App {
                         Some(_) => {
                             let keys = input.authorized_keys.clone().unwrap_or_default();
                             let users = input.authorized_users.clone().unwrap_or_default();
-                            crate::sshkeys::authorized_keys(tx, actor.account_id, &keys, &users).await?
+                            crate::sshkeys::authorized_keys(tx, actor.account_id(), &keys, &users).await?
                         }
                         None => Vec::new(),
                     };
@@ -255,8 +252,7 @@ impl App {
     }
 
     pub async fn instance_disk_update(&self, actor: &Actor, id: i64, disk_id: i64, input: DiskUpdate) -> Result<Disk> {
-        self.authorize(actor, Op::InstanceDiskUpdate).await?;
-        self.own_instance(actor, Op::InstanceDiskUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskUpdate, id).await?.into_inner();
         if let Some(l) = &input.label
             && !len_between(l, 1, 48)
         {
@@ -266,7 +262,7 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let d = tx.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?;
                     let Some(l) = &input.label else { return Ok(d) };
                     let d = tx.disk_set_label(disk_id, l, Timestamp::now()).await?;
@@ -280,11 +276,10 @@ impl App {
 
     /// Deletes a disk; the profiles that named it forget it.
     pub async fn instance_disk_delete(&self, actor: &Actor, id: i64, disk_id: i64) -> Result<()> {
-        self.authorize(actor, Op::InstanceDiskDelete).await?;
-        self.own_instance(actor, Op::InstanceDiskDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?;
                 refuse_busy(&inst)?;
                 if in_use(tx, &inst, disk_id).await? {
@@ -317,12 +312,11 @@ impl App {
 
     /// Duplicates a disk on the same instance (it must fit the plan).
     pub async fn instance_disk_clone(&self, actor: &Actor, id: i64, disk_id: i64) -> Result<Disk> {
-        self.authorize(actor, Op::InstanceDiskClone).await?;
-        self.own_instance(actor, Op::InstanceDiskClone, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskClone, id).await?.into_inner();
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let d = tx.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&inst)?;
                     let disks = tx.disks_of_instance(id).await?;
@@ -341,15 +335,14 @@ impl App {
     }
 
     pub async fn instance_disk_resize(&self, actor: &Actor, id: i64, disk_id: i64, input: DiskResize) -> Result<()> {
-        self.authorize(actor, Op::InstanceDiskResize).await?;
-        self.own_instance(actor, Op::InstanceDiskResize, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskResize, id).await?.into_inner();
         let size = input.size.ok_or_else(|| Error::invalid("size", "A size in MB is required"))?;
         if size < 1 {
             return Err(Error::invalid("size", "Must be at least 1"));
         }
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let d = tx.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?;
                 refuse_busy(&inst)?;
                 if in_use(tx, &inst, disk_id).await? {
@@ -378,8 +371,7 @@ impl App {
         disk_id: i64,
         input: DiskPassword,
     ) -> Result<()> {
-        self.authorize(actor, Op::InstanceDiskPasswordReset).await?;
-        self.own_instance(actor, Op::InstanceDiskPasswordReset, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDiskPasswordReset, id).await?.into_inner();
         let pw = input.password.ok_or_else(|| Error::invalid("password", "A password is required"))?;
         if !deploy::root_pass_ok(&pw) {
             return Err(Error::invalid("password", deploy::WEAK_PASSWORD));
@@ -388,7 +380,7 @@ impl App {
         let hash = &hash;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.disk_get(id, disk_id).await?.ok_or(Error::NotFound)?;
                 refuse_powered(&inst)?;
                 tx.disk_set_root_pass(disk_id, hash, Timestamp::now()).await?;

@@ -216,7 +216,7 @@ impl App {
     pub(crate) async fn check_interface_access(&self, actor: &Actor, list: &[ValidInterface]) -> Result<()> {
         let ids: Vec<i64> = list.iter().filter_map(|f| f.subnet_id).collect();
         let subnets: Vec<_> =
-            self.store.subnets_by_ids(&ids).await?.into_iter().filter(|s| s.account_id == actor.account_id).collect();
+            self.store.subnets_by_ids(&ids).await?.into_iter().filter(|s| s.account_id == actor.account_id()).collect();
         let mut p = Problems::new();
         for (i, f) in list.iter().enumerate() {
             let Some(sid) = f.subnet_id else { continue };

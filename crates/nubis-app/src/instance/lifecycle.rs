@@ -8,6 +8,7 @@ use nubis_model::grants::GrantKind;
 use nubis_model::instance::{Instance, Status};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
+use nubis_store::boot_data::BootData;
 use nubis_store::instances::InstanceRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -84,7 +85,7 @@ pub(crate) async fn start_transition(
         )
         .await?;
     let target = if boot_after { Status::Running } else { Status::Offline };
-    tx.instance_start_transition(inst.id, status.name(), target.name(), Some(e), &actor.username, Timestamp::now())
+    tx.instance_start_transition(inst.id, status.name(), target.name(), Some(e), actor.username(), Timestamp::now())
         .await
 }
 
@@ -121,8 +122,7 @@ impl App {
     /// a new profile (which takes over the interfaces of the profile it last booted), and it
     /// boots unless `booted` is false. With `type`, it moves to that plan as well.
     pub async fn instance_rebuild(&self, actor: &Actor, id: i64, input: RebuildRequest) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceRebuild).await?;
-        self.own_instance(actor, Op::InstanceRebuild, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceRebuild, id).await?.into_inner();
         let mut p = Problems::new();
         let image = match input.image.as_deref() {
             None => {
@@ -170,7 +170,7 @@ impl App {
         let (row, was_powered) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&inst)?;
                     let now = Timestamp::now();
                     let mut inst = inst;
@@ -191,7 +191,7 @@ impl App {
                     );
                     let keys = crate::sshkeys::authorized_keys(
                         tx,
-                        actor.account_id,
+                        actor.account_id(),
                         input.authorized_keys.as_deref().unwrap_or_default(),
                         input.authorized_users.as_deref().unwrap_or_default(),
                     )
@@ -227,6 +227,8 @@ impl App {
                     }
                     tx.instance_set_boot_config(id, Some(config.id)).await?;
                     let inst = tx.instance_deploy(id, &image.id, hash, has_user_data, now).await?;
+                    let user_data = input.metadata.as_ref().and_then(|m| m.user_data.clone());
+                    tx.instance_boot_data_set(id, &BootData { user_data, authorized_keys: keys.clone() }).await?;
                     let was_powered = powered(&inst);
                     let row = start_transition(
                         tx,
@@ -248,8 +250,7 @@ impl App {
     /// Resets root's password (the instance must be shut down; with several disks, name one
     /// through the disk's own password reset).
     pub async fn instance_password_reset(&self, actor: &Actor, id: i64, input: PasswordRequest) -> Result<()> {
-        self.authorize(actor, Op::InstancePasswordReset).await?;
-        self.own_instance(actor, Op::InstancePasswordReset, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstancePasswordReset, id).await?.into_inner();
         let pw = input.root_pass.ok_or_else(|| Error::invalid("root_pass", "A root password is required"))?;
         if !deploy::root_pass_ok(&pw) {
             return Err(Error::invalid("root_pass", deploy::WEAK_PASSWORD));
@@ -258,7 +259,7 @@ impl App {
         let hash = &hash;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 refuse_powered(&inst)?;
                 let disks: Vec<_> =
                     tx.disks_of_instance(id).await?.into_iter().filter(|d| d.filesystem != "swap").collect();
@@ -283,8 +284,7 @@ impl App {
 
     /// Boots (or reboots) the instance into the rescue system with the disks named attached.
     pub async fn instance_rescue(&self, actor: &Actor, id: i64, input: RescueRequest) -> Result<()> {
-        self.authorize(actor, Op::InstanceRescue).await?;
-        self.own_instance(actor, Op::InstanceRescue, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceRescue, id).await?.into_inner();
         let mut p = Problems::new();
         let devices = input.devices.map(|d| {
             if d.sdh.is_some() {
@@ -296,7 +296,7 @@ impl App {
         let devices = &devices;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 refuse_busy(&inst)?;
                 if let Some(d) = devices {
                     check_devices_are_disks(tx, id, d).await?;

@@ -346,7 +346,7 @@ impl App {
                     .subnets_by_ids(&[*subnet_id])
                     .await?
                     .into_iter()
-                    .find(|s| s.account_id == actor.account_id);
+                    .find(|s| s.account_id == actor.account_id());
                 let ok = match s {
                     None => false,
                     Some(s) => {
@@ -390,16 +390,14 @@ impl App {
     }
 
     pub async fn instance_interface_list(&self, actor: &Actor, id: i64) -> Result<LinodeInterfaces> {
-        self.authorize(actor, Op::InstanceInterfaceList).await?;
-        let inst = self.own_instance(actor, Op::InstanceInterfaceList, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceList, id).await?.into_inner();
         require_linode(&inst)?;
         let rows = self.store.interfaces_of_instance(id).await?;
         Ok(LinodeInterfaces { interfaces: self.linode_views(&inst, &rows).await? })
     }
 
     pub async fn instance_interface_get(&self, actor: &Actor, id: i64, interface_id: i64) -> Result<LinodeInterface> {
-        self.authorize(actor, Op::InstanceInterfaceGet).await?;
-        let inst = self.own_instance(actor, Op::InstanceInterfaceGet, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceGet, id).await?.into_inner();
         require_linode(&inst)?;
         let f = self
             .store
@@ -416,8 +414,7 @@ impl App {
         id: i64,
         input: LinodeInterfaceRequest,
     ) -> Result<LinodeInterface> {
-        self.authorize(actor, Op::InstanceInterfaceCreate).await?;
-        self.own_instance(actor, Op::InstanceInterfaceCreate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceCreate, id).await?.into_inner();
         let mut p = Problems::new();
         let v = check_linode_interface(&mut p, input.parts(), false);
         p.finish()?;
@@ -427,7 +424,7 @@ impl App {
         let (inst, f) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     require_linode(&inst)?;
                     require_off(&inst)?;
                     let mine: Vec<InterfaceRow> =
@@ -453,8 +450,7 @@ impl App {
         interface_id: i64,
         input: LinodeInterfaceRequest,
     ) -> Result<LinodeInterface> {
-        self.authorize(actor, Op::InstanceInterfaceUpdate).await?;
-        self.own_instance(actor, Op::InstanceInterfaceUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         let v = check_linode_interface(&mut p, input.parts(), false);
         p.finish()?;
@@ -464,7 +460,7 @@ impl App {
         let (inst, f) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     require_linode(&inst)?;
                     let mut f =
                         tx.interface_lock(id, interface_id).await?.filter(|f| f.config_id.is_none()).ok_or(Error::NotFound)?;
@@ -482,7 +478,7 @@ impl App {
                                 ));
                             }
                             if let Some(a) = address {
-                                let s = tx.subnet_lock(None, *subnet_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                                let s = tx.subnet_lock(None, *subnet_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                                 let (lo, hi) = super::interfaces::assignable(s.first_v4, s.last_v4);
                                 if !(lo..=hi).contains(&u32::from(*a)) {
                                     return Err(Error::invalid(
@@ -531,11 +527,10 @@ impl App {
 
     /// Deletes a Linode interface (only while the instance is off).
     pub async fn instance_interface_delete(&self, actor: &Actor, id: i64, interface_id: i64) -> Result<()> {
-        self.authorize(actor, Op::InstanceInterfaceDelete).await?;
-        self.own_instance(actor, Op::InstanceInterfaceDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 require_linode(&inst)?;
                 let f = tx
                     .interface_lock(id, interface_id)

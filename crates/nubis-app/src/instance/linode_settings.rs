@@ -67,8 +67,7 @@ fn settings(inst: &InstanceRow, rows: &[InterfaceRow]) -> InterfaceSettings {
 
 impl App {
     pub async fn instance_interface_settings_get(&self, actor: &Actor, id: i64) -> Result<InterfaceSettings> {
-        self.authorize(actor, Op::InstanceInterfaceSettingsGet).await?;
-        let inst = self.own_instance(actor, Op::InstanceInterfaceSettingsGet, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceSettingsGet, id).await?.into_inner();
         require_linode(&inst)?;
         Ok(settings(&inst, &self.store.interfaces_of_instance(id).await?))
     }
@@ -79,12 +78,11 @@ impl App {
         id: i64,
         input: InterfaceSettingsUpdate,
     ) -> Result<InterfaceSettings> {
-        self.authorize(actor, Op::InstanceInterfaceSettingsUpdate).await?;
-        self.own_instance(actor, Op::InstanceInterfaceSettingsUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceSettingsUpdate, id).await?.into_inner();
         let input = &input;
         self.write(|tx| {
             Box::pin(async move {
-                let mut inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let mut inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 require_linode(&inst)?;
                 let now = Timestamp::now();
                 if let Some(n) = input.network_helper
@@ -149,8 +147,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<InterfaceHistory>> {
-        self.authorize(actor, Op::InstanceInterfaceHistory).await?;
-        self.own_instance(actor, Op::InstanceInterfaceHistory, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceHistory, id).await?.into_inner();
         let (rows, total) = self.store.interface_history_page(id, filter, page.page, page.page_size).await?;
         let data = rows
             .into_iter()
@@ -175,8 +172,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Firewall>> {
-        self.authorize(actor, Op::InstanceInterfaceFirewallsList).await?;
-        let inst = self.own_instance(actor, Op::InstanceInterfaceFirewallsList, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfaceFirewallsList, id).await?.into_inner();
         require_linode(&inst)?;
         let f = self
             .store
@@ -197,18 +193,17 @@ impl App {
         id: i64,
         input: InterfacesUpgradeRequest,
     ) -> Result<InterfacesUpgrade> {
-        self.authorize(actor, Op::InstanceInterfacesUpgrade).await?;
-        self.own_instance(actor, Op::InstanceInterfacesUpgrade, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceInterfacesUpgrade, id).await?.into_inner();
         let dry_run = input.dry_run.unwrap_or(true);
         let input = &input;
         let (inst, config_id, made) = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     if inst.interface_generation == LINODE {
                         return Err(Error::refused("This instance already uses Linode interfaces"));
                     }
-                    let setting = tx.account_interfaces_setting(actor.account_id).await?;
+                    let setting = tx.account_interfaces_setting(actor.account_id()).await?;
                     if setting.as_deref().unwrap_or(generation::DEFAULT_SETTING) == "legacy_config_only" {
                         return Err(Error::refused(
                             "The account's interfaces_for_new_linodes setting (legacy_config_only) does not allow Linode interfaces",

@@ -119,7 +119,7 @@ pub(crate) fn check_label(p: &mut Problems, label: &str) {
 /// Tags: 3..50 characters each; only unrestricted users may set them (403).
 pub(crate) fn check_tags(actor: &Actor, p: &mut Problems, tags: Option<&Vec<String>>) -> Result<()> {
     let Some(tags) = tags else { return Ok(()) };
-    if actor.restricted {
+    if actor.restricted() {
         return Err(Error::Forbidden("Only unrestricted users may add or modify tags".into()));
     }
     for (i, t) in tags.iter().enumerate() {
@@ -135,15 +135,6 @@ pub(crate) fn check_group(p: &mut Problems, group: &str) {
 }
 
 impl App {
-    /// An instance of the actor's account the actor may use for `op`: 404 when it does not
-    /// exist, belongs to another account, or a restricted actor has no grant on it; 403 when the
-    /// grant is read_only and the operation writes.
-    pub(crate) async fn own_instance(&self, actor: &Actor, op: Op, id: i64) -> Result<InstanceRow> {
-        let i = self.store.instance_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(i)
-    }
-
     /// The records of some instances, with their addresses read by key.
     pub(crate) async fn instance_views(&self, rows: &[InstanceRow]) -> Result<Vec<Instance>> {
         let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
@@ -214,26 +205,24 @@ impl App {
         self.authorize(actor, Op::InstanceList).await?;
         let (rows, results) = self
             .store
-            .instances_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .instances_page(actor.account_id(), Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         Ok(nubis_model::page::Page::new(self.instance_views(&rows).await?, page, results))
     }
 
     pub async fn instance_get(&self, actor: &Actor, id: i64) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceGet).await?;
-        let i = self.own_instance(actor, Op::InstanceGet, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceGet, id).await?.into_inner();
         self.instance_view_now(actor, &i).await
     }
 
     pub async fn instance_update(&self, actor: &Actor, id: i64, input: InstanceUpdate) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceUpdate).await?;
-        self.own_instance(actor, Op::InstanceUpdate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceUpdate, id).await?.into_inner();
         let input = &input;
         let i = self
             .write(|tx| {
                 Box::pin(async move {
                     // The alerts given are merged into the instance's current ones, read here.
-                    let current = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let current = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     if let Some(l) = &input.label {
                         check_label(&mut p, l);
@@ -301,11 +290,10 @@ impl App {
     /// subnets and VLANs, its firewall attachments go, and the balancer nodes that point at it
     /// are removed (as the hosted API does). Refused while it is in a pending transfer.
     pub async fn instance_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::InstanceDelete).await?;
-        self.own_instance(actor, Op::InstanceDelete, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let blockers = instance_delete_blockers(tx, &i).await?;
                 if !blockers.is_empty() {
                     return Err(Error::Invalid(blockers));
@@ -334,8 +322,7 @@ impl App {
 
     /// `GET .../ips`: every address of the instance by kind.
     pub async fn instance_ips_list(&self, actor: &Actor, id: i64) -> Result<InstanceIps> {
-        self.authorize(actor, Op::InstanceIpsList).await?;
-        let i = self.own_instance(actor, Op::InstanceIpsList, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceIpsList, id).await?.into_inner();
         Ok(self.address_book_of_instance(&i).await?.instance_ips(&i))
     }
 
@@ -348,8 +335,7 @@ impl App {
         filter: &nubis_model::filter::Filter,
         page: nubis_model::page::PageRequest,
     ) -> Result<nubis_model::page::Page<Firewall>> {
-        self.authorize(actor, Op::InstanceFirewallsList).await?;
-        self.own_instance(actor, Op::InstanceFirewallsList, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceFirewallsList, id).await?.into_inner();
         self.service_firewalls(actor, DeviceType::Instance, id, filter, page).await
     }
 
@@ -360,8 +346,7 @@ impl App {
         actor: &Actor,
         id: i64,
     ) -> Result<Vec<nubis_model::nodebalancer::NodeBalancer>> {
-        self.authorize(actor, Op::InstanceNodebalancersList).await?;
-        self.own_instance(actor, Op::InstanceNodebalancersList, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceNodebalancersList, id).await?.into_inner();
         self.nodebalancers_of_instance(actor, id).await
     }
 }

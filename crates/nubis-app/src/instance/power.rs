@@ -104,11 +104,10 @@ impl App {
     }
 
     async fn instance_power(&self, actor: &Actor, op: Op, id: i64, what: Power, config: Option<i64>) -> Result<()> {
-        self.authorize(actor, op).await?;
-        self.own_instance(actor, op, id).await?;
+        self.lookup_for::<InstanceRow>(actor, op, id).await?;
         self.write(|tx| {
             Box::pin(async move {
-                let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let status = Status::parse(&i.status).unwrap_or(Status::Offline);
                 let after = Status::parse(&i.target_status).unwrap_or(Status::Offline);
                 let (now_in, target, action) = transition(what, status, after).map_err(Error::refused)?;
@@ -129,7 +128,7 @@ impl App {
                     now_in.name(),
                     target.name(),
                     Some(e),
-                    &actor.username,
+                    actor.username(),
                     Timestamp::now(),
                 )
                 .await?;

@@ -9,6 +9,7 @@ use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::instance::{Alerts, Instance, Status};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
+use nubis_store::boot_data::BootData;
 use nubis_store::instances::{InstanceRow, NewInstance};
 use nubis_store::ips::{IpKind, IpRow, NewIp};
 use rand::RngExt;
@@ -29,7 +30,7 @@ impl App {
         self.authorize(actor, Op::InstanceCreate).await?;
         let usernames: Vec<String> = match &input.authorized_users {
             Some(_) => {
-                self.store.users_of_account(actor.account_id).await?.iter().map(|u| u.username.clone()).collect()
+                self.store.users_of_account(actor.account_id()).await?.iter().map(|u| u.username.clone()).collect()
             }
             None => Vec::new(),
         };
@@ -63,7 +64,7 @@ impl App {
         clone_of: Option<&InstanceRow>,
     ) -> Result<InstanceRow> {
         let now = Timestamp::now();
-        let setting = tx.account_interfaces_setting(actor.account_id).await?;
+        let setting = tx.account_interfaces_setting(actor.account_id()).await?;
         let generation = generation::generation_for(
             setting.as_deref().unwrap_or(generation::DEFAULT_SETTING),
             v.generation.as_deref(),
@@ -88,7 +89,7 @@ impl App {
         }
         let network_helper = match v.network_helper {
             Some(n) => n,
-            None => tx.account_network_helper(actor.account_id).await?,
+            None => tx.account_network_helper(actor.account_id()).await?,
         };
         let generated;
         let label = match &v.label {
@@ -103,14 +104,14 @@ impl App {
         let host_uuid = hex::encode(rand::rng().random::<[u8; 20]>());
         let inst = tx
             .instance_insert(&NewInstance {
-                account_id: actor.account_id,
+                account_id: actor.account_id(),
                 label,
                 region,
                 kind: &v.kind,
                 image: v.image.as_ref().map(|i| i.id.as_str()),
                 status: Status::Provisioning.name(),
                 target_status: target.name(),
-                op_username: &actor.username,
+                op_username: actor.username(),
                 root_pass_hash: hash,
                 tags: &v.tags,
                 group: &v.group,
@@ -131,12 +132,14 @@ impl App {
             })?;
         let id = inst.id;
         self.billing_meter_instance(tx, &inst).await?;
-        allocate_instance_addresses(self, tx, actor.account_id, &v.region, id, v.private_ip).await?;
+        allocate_instance_addresses(self, tx, actor.account_id(), &v.region, id, v.private_ip).await?;
         // An image deployment: its disks and the profile that boots them.
         let mut config_id = None;
+        let keys =
+            crate::sshkeys::authorized_keys(tx, actor.account_id(), &v.authorized_keys, &v.authorized_users).await?;
+        let boot = BootData { user_data: v.user_data.clone(), authorized_keys: keys.clone() };
+        tx.instance_boot_data_set(id, &boot).await?;
         if let Some(image) = &v.image {
-            let keys =
-                crate::sshkeys::authorized_keys(tx, actor.account_id, &v.authorized_keys, &v.authorized_users).await?;
             let d = Deployment {
                 image,
                 root_pass_hash: hash,
@@ -159,7 +162,7 @@ impl App {
                     None => deploy::empty_profile(tx, id, network_helper, now).await?.id,
                 };
                 config_id = Some(c);
-                let t = Target { account_id: actor.account_id, instance_id: id, region, config_id: Some(c) };
+                let t = Target { account_id: actor.account_id(), instance_id: id, region, config_id: Some(c) };
                 create_interfaces(tx, t, 0, list).await?;
             }
             RequestedInterfaces::Legacy(_) if generation == LINODE => {
@@ -174,8 +177,8 @@ impl App {
         if let Some(f) = v.firewall_id {
             crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
         }
-        if actor.restricted {
-            tx.grant_set(actor.user_id, GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
+        if actor.restricted() {
+            tx.grant_set(actor.user_id(), GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
         }
         let e = match clone_of {
             None => event(actor, "instance_create", instance_entity(&inst)).visible_with(GrantKind::Instance, id),
@@ -184,7 +187,7 @@ impl App {
                 .visible_with(GrantKind::Instance, src.id),
         };
         let e = tx.event_insert(&e.status("started").build()).await?;
-        tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), &actor.username, now)
+        tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), actor.username(), now)
             .await
     }
 }

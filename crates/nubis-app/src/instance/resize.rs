@@ -124,8 +124,7 @@ async fn fit_disks(app: &App, tx: &mut Tx<'_>, inst: &InstanceRow, plan: i64, au
 
 impl App {
     pub async fn instance_resize(&self, actor: &Actor, id: i64, input: ResizeRequest) -> Result<()> {
-        self.authorize(actor, Op::InstanceResize).await?;
-        self.own_instance(actor, Op::InstanceResize, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceResize, id).await?.into_inner();
         let mut p = Problems::new();
         let t = match input.kind.as_deref() {
             None => {
@@ -147,8 +146,7 @@ impl App {
 
     /// Upgrades the instance to its plan's successor (refused when the plan has none).
     pub async fn instance_mutate(&self, actor: &Actor, id: i64, input: MutateRequest) -> Result<()> {
-        self.authorize(actor, Op::InstanceMutate).await?;
-        let inst = self.own_instance(actor, Op::InstanceMutate, id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceMutate, id).await?.into_inner();
         let next = self.catalog.instance_type(&inst.kind).and_then(|t| t.successor.clone());
         let Some(next) = next.filter(|n| self.catalog.instance_type(n).is_some()) else {
             return Err(Error::refused(format!(
@@ -165,7 +163,7 @@ impl App {
         let was = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&inst)?;
                     if inst.kind == kind {
                         return Err(Error::invalid("type", format!("The instance is already of type {kind}")));
@@ -188,8 +186,7 @@ impl App {
     /// Migrates the instance: to another host (no `region`), or to another region, where it
     /// gets new public addresses (its private address stays).
     pub async fn instance_migrate(&self, actor: &Actor, id: i64, input: MigrateRequest) -> Result<()> {
-        self.authorize(actor, Op::InstanceMigrate).await?;
-        self.own_instance(actor, Op::InstanceMigrate, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceMigrate, id).await?.into_inner();
         let mut p = Problems::new();
         check_migration_type(&mut p, "type", input.kind.as_deref());
         p.check(input.placement_group.is_none(), "placement_group", "Placement groups are not offered");
@@ -218,7 +215,7 @@ impl App {
         let was = self
             .write(|tx| {
                 Box::pin(async move {
-                    let inst = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let inst = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     refuse_busy(&inst)?;
                     check_resizable(tx, &inst).await?;
                     let (inst, action) = match region {

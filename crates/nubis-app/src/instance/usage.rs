@@ -9,6 +9,8 @@ use nubis_model::instance_profile::{
 };
 use nubis_model::{Error, Result, Timestamp};
 
+use nubis_store::instances::InstanceRow;
+
 use crate::App;
 use crate::auth::{Actor, Op};
 
@@ -60,8 +62,7 @@ fn month_bounds(year: i64, month: i64, now: Timestamp) -> Result<(i64, i64)> {
 
 impl App {
     pub async fn instance_transfer_get(&self, actor: &Actor, id: i64) -> Result<InstanceTransfer> {
-        self.authorize(actor, Op::InstanceTransferGet).await?;
-        let i = self.own_instance(actor, Op::InstanceTransferGet, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceTransferGet, id).await?.into_inner();
         let quota = self.catalog.instance_type(&i.kind).map_or(0, |t| t.transfer);
         Ok(InstanceTransfer { billable: 0, quota, used: 0 })
     }
@@ -73,16 +74,14 @@ impl App {
         year: i64,
         month: i64,
     ) -> Result<InstanceTransferMonth> {
-        self.authorize(actor, Op::InstanceTransferMonth).await?;
-        self.own_instance(actor, Op::InstanceTransferMonth, id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceTransferMonth, id).await?.into_inner();
         month_bounds(year, month, Timestamp::now())?;
         Ok(InstanceTransferMonth { bytes_in: 0, bytes_out: 0, bytes_total: 0 })
     }
 
     /// The last 24 hours (since the instance was created, if later), every 5 minutes.
     pub async fn instance_stats_get(&self, actor: &Actor, id: i64) -> Result<InstanceStats> {
-        self.authorize(actor, Op::InstanceStatsGet).await?;
-        let i = self.own_instance(actor, Op::InstanceStatsGet, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceStatsGet, id).await?.into_inner();
         let now = Timestamp::now().unix();
         let from = (now - 86_400).max(i.created.unix());
         Ok(stats(format!("{} - Last 24 Hours", i.label), zeros(from, now, DAY_STEP_SECS)))
@@ -90,8 +89,7 @@ impl App {
 
     /// A month (the current one: up to now), every hour the instance existed.
     pub async fn instance_stats_month(&self, actor: &Actor, id: i64, year: i64, month: i64) -> Result<InstanceStats> {
-        self.authorize(actor, Op::InstanceStatsMonth).await?;
-        let i = self.own_instance(actor, Op::InstanceStatsMonth, id).await?;
+        let i = self.lookup_for::<InstanceRow>(actor, Op::InstanceStatsMonth, id).await?.into_inner();
         let (from, to) = month_bounds(year, month, Timestamp::now())?;
         let from = from.max(i.created.unix());
         Ok(stats(format!("{} - {year}/{month:02}", i.label), zeros(from, to, MONTH_STEP_SECS)))

@@ -133,7 +133,7 @@ impl App {
         let v = &v;
         self.write(|tx| {
             Box::pin(async move {
-                assign_in_tx(tx, actor.account_id, op, v).await?;
+                assign_in_tx(tx, actor.account_id(), op, v).await?;
                 Ok(())
             })
         })
@@ -144,7 +144,7 @@ impl App {
     /// instances the addresses belong to now. What they cannot see is "not found" (400 on its
     /// field); read_only is 403.
     async fn assign_access(&self, actor: &Actor, v: &Valid) -> Result<()> {
-        let book = self.address_book(actor.account_id).await?;
+        let book = self.address_book(actor.account_id()).await?;
         let mut p = Problems::new();
         for (i, (m, target)) in v.items.iter().enumerate() {
             let owner = match m {

@@ -7,7 +7,7 @@ mod rdns;
 mod share;
 mod view;
 
-use nubis_model::grants::{GrantKind, Permission};
+use nubis_model::grants::GrantKind;
 use nubis_model::ip::IpAddress;
 use nubis_model::{Error, Problems, Result};
 use nubis_store::instances::InstanceRow;
@@ -72,7 +72,7 @@ impl App {
             IpListing { public_prefixes: &public_prefixes, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
         let (rows, results) = self
             .store
-            .ips_page(actor.account_id, Self::grant_user(actor), &listing, filter, page.page, page.page_size)
+            .ips_page(actor.account_id(), Self::grant_user(actor), &listing, filter, page.page, page.page_size)
             .await?;
         let ips: Vec<IpRow> =
             rows.iter().filter_map(|r| if let IpListed::Ip(i) = r { Some(i.clone()) } else { None }).collect();
@@ -87,35 +87,24 @@ impl App {
         Ok(nubis_model::page::Page::new(out, page, results))
     }
 
-    /// An address of the actor's account by its text (any spelling of it), checked against
-    /// the grant `op` needs on its instance.
-    async fn own_ip(&self, actor: &Actor, op: Op, address: &str) -> Result<IpRow> {
-        let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop().ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, ip.instance_id).await?;
-        Ok(ip)
-    }
-
     /// `GET /v4/networking/ips/{address}`.
     pub async fn ip_get(&self, actor: &Actor, address: &str) -> Result<IpAddress> {
-        self.authorize(actor, Op::IpGet).await?;
-        let ip = self.own_ip(actor, Op::IpGet, address).await?;
+        let ip = self.lookup_for::<IpRow>(actor, Op::IpGet, address.to_string()).await?.into_inner();
         Ok(self.address_book_of_ips(std::slice::from_ref(&ip)).await?.record(&ip, false))
     }
 
     /// `GET /v4/compute/instances/{instance_id}/ips/{address}`: an address the instance owns.
     pub async fn instance_ip_get(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpAddress> {
-        self.authorize(actor, Op::InstanceIpGet).await?;
-        self.own_instance(actor, Op::InstanceIpGet, instance_id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceIpGet, instance_id).await?.into_inner();
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        let ip = self.store.ips_by_addresses(actor.account_id(), &[canonical]).await?.pop();
         let ip = ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)?;
         Ok(self.address_book_of_ips(std::slice::from_ref(&ip)).await?.record(&ip, false))
     }
 
     /// `POST /v4/networking/ips`.
     pub async fn ip_allocate(&self, actor: &Actor, input: IpAllocate) -> Result<IpAddress> {
-        self.authorize(actor, Op::IpAllocate).await?;
+        self.authorize_policy(actor, Op::IpAllocate).await?;
         let mut p = Problems::new();
         check_allocate(&mut p, input.kind.as_deref(), input.public);
         if input.instance_id.is_none() {
@@ -123,11 +112,10 @@ impl App {
         }
         p.finish()?;
         let id = input.instance_id.unwrap_or_default();
-        let inst = self.store.instance_get(actor.account_id, id).await?;
-        let inst = match (inst, self.require_permission(actor, GrantKind::Instance, id, Permission::ReadWrite).await) {
-            (Some(i), Ok(())) => i,
-            (None, _) | (_, Err(Error::NotFound)) => return Err(Error::invalid("instance_id", "Instance not found")),
-            (_, Err(e)) => return Err(e),
+        let inst = match self.lookup_for::<InstanceRow>(actor, Op::IpAllocate, id).await {
+            Ok(i) => i,
+            Err(Error::NotFound) => return Err(Error::invalid("instance_id", "Instance not found")),
+            Err(e) => return Err(e),
         };
         self.allocate_for(actor, &inst, input.public.unwrap_or(false)).await
     }
@@ -139,8 +127,7 @@ impl App {
         instance_id: i64,
         input: InstanceIpAllocate,
     ) -> Result<IpAddress> {
-        self.authorize(actor, Op::InstanceIpAllocate).await?;
-        let inst = self.own_instance(actor, Op::InstanceIpAllocate, instance_id).await?;
+        let inst = self.lookup_for::<InstanceRow>(actor, Op::InstanceIpAllocate, instance_id).await?.into_inner();
         let mut p = Problems::new();
         check_allocate(&mut p, input.kind.as_deref(), input.public);
         p.finish()?;
@@ -150,7 +137,7 @@ impl App {
     async fn allocate_for(&self, actor: &Actor, inst: &InstanceRow, public: bool) -> Result<IpAddress> {
         let id = inst.id;
         let row = self.write(|tx| Box::pin(async move {
-            let i = tx.instance_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+            let i = tx.instance_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
             let mine = tx.ips_of_instance(id).await?;
             let pool = if public {
                 if !i.extra_ipv4_allowed {
@@ -168,7 +155,7 @@ impl App {
                 }
                 self.private_pool
             };
-            let a = crate::instance::allocate_ipv4(tx, &pool, actor.account_id, &i.region, id, public).await?;
+            let a = crate::instance::allocate_ipv4(tx, &pool, actor.account_id(), &i.region, id, public).await?;
             tx.event_insert(
                 &event(actor, "instance_addip", instance_entity(&i))
                     .visible_with(GrantKind::Instance, id)

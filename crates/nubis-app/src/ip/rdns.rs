@@ -2,6 +2,7 @@
 //! public IPv4 address goes back to the default name), and removing an IPv4 address from an
 //! instance (never its last public one, never one in active 1:1 NAT).
 
+use nubis_store::instances::InstanceRow;
 use std::net::IpAddr;
 
 use nubis_model::event::EventEntity;
@@ -37,10 +38,7 @@ fn ip_entity(ip: &IpRow) -> EventEntity {
 impl App {
     /// `PUT /v4/networking/ips/{address}`.
     pub async fn ip_update(&self, actor: &Actor, address: &str, input: IpUpdate) -> Result<IpAddress> {
-        self.authorize(actor, Op::IpUpdate).await?;
-        let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop().ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::IpUpdate, ip.instance_id).await?;
+        let ip = self.lookup_for::<IpRow>(actor, Op::IpUpdate, address.to_string()).await?;
         self.rdns_set(actor, &ip, input).await
     }
 
@@ -52,15 +50,14 @@ impl App {
         address: &str,
         input: IpUpdate,
     ) -> Result<IpAddress> {
-        self.authorize(actor, Op::InstanceIpUpdate).await?;
-        self.own_instance(actor, Op::InstanceIpUpdate, instance_id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceIpUpdate, instance_id).await?.into_inner();
         let ip = self.instance_address(actor, instance_id, address).await?;
         self.rdns_set(actor, &ip, input).await
     }
 
     async fn instance_address(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<IpRow> {
         let canonical = canonical_ip(address).ok_or(Error::NotFound)?;
-        let ip = self.store.ips_by_addresses(actor.account_id, &[canonical]).await?.pop();
+        let ip = self.store.ips_by_addresses(actor.account_id(), &[canonical]).await?.pop();
         ip.filter(|i| i.instance_id == instance_id).ok_or(Error::NotFound)
     }
 
@@ -78,7 +75,7 @@ impl App {
                     return Err(Error::invalid("rdns", "Must be a host name such as www.example.com"));
                 }
                 let addr: IpAddr = ip.address.parse().map_err(Error::internal)?;
-                let lookup = if self.controls.faults.take_rdns_lookup(actor.account_id) {
+                let lookup = if self.controls.faults.take_rdns_lookup(actor.account_id()) {
                     Err(format!("the lookup of {} failed (injected fault)", normalize(&name)))
                 } else {
                     self.dns.resolves_to(&name, addr).await
@@ -104,7 +101,7 @@ impl App {
             .write(|tx| {
                 Box::pin(async move {
                     // The address may have moved to an instance the grant was not checked on: not found.
-                    let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == owner);
+                    let ip = tx.ip_get(actor.account_id(), address).await?.filter(|i| i.instance_id == owner);
                     let ip = ip.ok_or(Error::NotFound)?;
                     let row = tx.ip_set_rdns(ip.id, rdns.as_deref()).await?;
                     tx.event_insert(
@@ -122,8 +119,7 @@ impl App {
 
     /// `DELETE /v4/compute/instances/{instance_id}/ips/{address}`: removes an IPv4 address.
     pub async fn instance_ip_delete(&self, actor: &Actor, instance_id: i64, address: &str) -> Result<()> {
-        self.authorize(actor, Op::InstanceIpDelete).await?;
-        self.own_instance(actor, Op::InstanceIpDelete, instance_id).await?;
+        self.lookup_for::<InstanceRow>(actor, Op::InstanceIpDelete, instance_id).await?.into_inner();
         let ip = self.instance_address(actor, instance_id, address).await?;
         if ip.kind != IpKind::Ipv4 {
             return Err(Error::refused("Only IPv4 addresses can be removed from an instance"));
@@ -131,8 +127,8 @@ impl App {
         let address = &ip.address;
         self.write(|tx| {
             Box::pin(async move {
-                let inst = tx.instance_lock(instance_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                let ip = tx.ip_get(actor.account_id, address).await?.filter(|i| i.instance_id == instance_id);
+                let inst = tx.instance_lock(instance_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                let ip = tx.ip_get(actor.account_id(), address).await?.filter(|i| i.instance_id == instance_id);
                 let ip = ip.ok_or(Error::NotFound)?;
                 let mine = tx.ips_of_instance(instance_id).await?;
                 if ip.public && mine.iter().filter(|i| i.kind == IpKind::Ipv4 && i.public).count() <= 1 {

@@ -68,12 +68,12 @@ impl App {
         self.write(|tx| {
             Box::pin(async move {
                 let p = tx
-                    .instance_lock(primary, actor.account_id)
+                    .instance_lock(primary, actor.account_id())
                     .await?
                     .ok_or_else(|| Error::invalid("instance_id", "Instance not found"))?;
-                let ranges = tx.ranges_of_account_tx(actor.account_id).await?;
+                let ranges = tx.ranges_of_account_tx(actor.account_id()).await?;
                 for (i, a) in addresses.iter().enumerate() {
-                    let (owner, region, public_v4) = match tx.ip_get(actor.account_id, a).await? {
+                    let (owner, region, public_v4) = match tx.ip_get(actor.account_id(), a).await? {
                         Some(ip) if ip.kind == IpKind::Ipv4 => (ip.instance_id, ip.region, ip.public),
                         Some(_) => {
                             return Err(Error::invalid(field(i), "Only IPv4 addresses and IPv6 ranges can be shared"));
@@ -99,7 +99,7 @@ impl App {
                         ));
                     }
                 }
-                tx.shares_replace(actor.account_id, primary, addresses).await?;
+                tx.shares_replace(actor.account_id(), primary, addresses).await?;
                 Ok(())
             })
         })
@@ -108,7 +108,7 @@ impl App {
 
     /// The caller needs read_write on the primary and access to every address shared.
     async fn share_access(&self, actor: &Actor, primary: i64, addresses: &[String]) -> Result<()> {
-        let book = self.address_book(actor.account_id).await?;
+        let book = self.address_book(actor.account_id()).await?;
         let mut p = Problems::new();
         let known = book.instances.iter().any(|i| i.id == primary);
         match self.require_permission(actor, GrantKind::Instance, primary, Permission::ReadWrite).await {

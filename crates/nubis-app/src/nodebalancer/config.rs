@@ -40,13 +40,6 @@ pub(super) async fn insert_config(
 }
 
 impl App {
-    /// A config of a balancer the actor may use for `op`.
-    async fn own_config(&self, actor: &Actor, op: Op, nb_id: i64, id: i64) -> Result<(BalancerRow, ConfigRow)> {
-        let b = self.own_nodebalancer(actor, op, nb_id).await?;
-        let c = self.store.nb_config_get(nb_id, id).await?.ok_or(Error::NotFound)?;
-        Ok((b, c))
-    }
-
     /// The record of a config with its nodes' health as stored now.
     async fn config_view(&self, c: &ConfigRow) -> Result<NodeBalancerConfig> {
         let nodes = self.store.nb_nodes_of_configs(&[c.id]).await?;
@@ -60,8 +53,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<NodeBalancerConfig>> {
-        self.authorize(actor, Op::NodebalancerConfigList).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerConfigList, nb_id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerConfigList, nb_id).await?.into_inner();
         let (configs, results) = self.store.nb_configs_page(nb_id, filter, page.page, page.page_size).await?;
         let ids: Vec<i64> = configs.iter().map(|c| c.id).collect();
         let nodes = self.store.nb_nodes_of_configs(&ids).await?;
@@ -69,8 +61,10 @@ impl App {
     }
 
     pub async fn nodebalancer_config_get(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<NodeBalancerConfig> {
-        self.authorize(actor, Op::NodebalancerConfigGet).await?;
-        let (_, c) = self.own_config(actor, Op::NodebalancerConfigGet, nb_id, id).await?;
+        let (_, c) = self
+            .lookup_for::<(BalancerRow, ConfigRow)>(actor, Op::NodebalancerConfigGet, (nb_id, id))
+            .await?
+            .into_inner();
         self.config_view(&c).await
     }
 
@@ -81,8 +75,7 @@ impl App {
         nb_id: i64,
         input: ConfigRequest,
     ) -> Result<NodeBalancerConfig> {
-        self.authorize(actor, Op::NodebalancerConfigCreate).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerConfigCreate, nb_id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerConfigCreate, nb_id).await?.into_inner();
         let mut p = Problems::new();
         let fields = validate::resolve_config(&mut p, None, &input);
         let nodes = input.nodes.as_deref().map(|n| node::resolve_new_nodes(&mut p, n)).unwrap_or_default();
@@ -91,7 +84,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let c = insert_config(tx, actor, &b, fields, nodes, &mut p).await?;
                     p.finish()?;
@@ -111,8 +104,9 @@ impl App {
         id: i64,
         input: ConfigRequest,
     ) -> Result<NodeBalancerConfig> {
-        self.authorize(actor, Op::NodebalancerConfigUpdate).await?;
-        self.own_config(actor, Op::NodebalancerConfigUpdate, nb_id, id).await?;
+        self.lookup_for::<(BalancerRow, ConfigRow)>(actor, Op::NodebalancerConfigUpdate, (nb_id, id))
+            .await?
+            .into_inner();
         if input.nodes.is_some() {
             return Err(Error::invalid(
                 "nodes",
@@ -123,7 +117,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let fields = validate::resolve_config(&mut p, Some(&cur.f), input);
@@ -143,11 +137,12 @@ impl App {
 
     /// Deletes a config and its nodes; the balancer stops listening on its port.
     pub async fn nodebalancer_config_delete(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::NodebalancerConfigDelete).await?;
-        self.own_config(actor, Op::NodebalancerConfigDelete, nb_id, id).await?;
+        self.lookup_for::<(BalancerRow, ConfigRow)>(actor, Op::NodebalancerConfigDelete, (nb_id, id))
+            .await?
+            .into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let c = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                 tx.event_insert(&nb_event(actor, "nodebalancer_config_delete", &b, Some(config_entity(&b, &c))))
                     .await?;
@@ -169,8 +164,9 @@ impl App {
         id: i64,
         input: ConfigRequest,
     ) -> Result<NodeBalancerConfig> {
-        self.authorize(actor, Op::NodebalancerConfigRebuild).await?;
-        self.own_config(actor, Op::NodebalancerConfigRebuild, nb_id, id).await?;
+        self.lookup_for::<(BalancerRow, ConfigRow)>(actor, Op::NodebalancerConfigRebuild, (nb_id, id))
+            .await?
+            .into_inner();
         if input.nodes.is_none() {
             return Err(Error::invalid("nodes", "Nodes are required"));
         }
@@ -178,7 +174,7 @@ impl App {
         let c = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let cur = tx.nb_config_lock(nb_id, id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let fields = validate::resolve_config(&mut p, Some(&cur.f), input);

@@ -90,14 +90,6 @@ struct ValidCreate {
 }
 
 impl App {
-    /// A balancer of the actor's account the actor may use for `op` (404 otherwise, 403 when
-    /// the grant is read_only and the operation writes).
-    pub(crate) async fn own_nodebalancer(&self, actor: &Actor, op: Op, id: i64) -> Result<BalancerRow> {
-        let b = self.store.nodebalancer_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(b)
-    }
-
     /// The records of some balancers, with this month's transfer read for them only.
     async fn nodebalancer_views(&self, rows: &[BalancerRow]) -> Result<Vec<NodeBalancer>> {
         let ids: Vec<i64> = rows.iter().map(|b| b.id).collect();
@@ -121,14 +113,13 @@ impl App {
         self.authorize(actor, Op::NodebalancerList).await?;
         let (rows, results) = self
             .store
-            .nodebalancers_page(actor.account_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .nodebalancers_page(actor.account_id(), Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         Ok(Page::new(self.nodebalancer_views(&rows).await?, page, results))
     }
 
     pub async fn nodebalancer_get(&self, actor: &Actor, id: i64) -> Result<NodeBalancer> {
-        self.authorize(actor, Op::NodebalancerGet).await?;
-        let b = self.own_nodebalancer(actor, Op::NodebalancerGet, id).await?;
+        let b = self.lookup_for::<BalancerRow>(actor, Op::NodebalancerGet, id).await?.into_inner();
         self.nodebalancer_view(&b).await
     }
 
@@ -213,8 +204,9 @@ impl App {
                         p.extend_prefixed(&format!("configs[{i}]"), cp);
                     }
                     p.finish()?;
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Nodebalancer, b.id, Some(Permission::ReadWrite))
+                            .await?;
                     }
                     Ok(b)
                 })
@@ -224,8 +216,7 @@ impl App {
     }
 
     pub async fn nodebalancer_update(&self, actor: &Actor, id: i64, input: NodeBalancerUpdate) -> Result<NodeBalancer> {
-        self.authorize(actor, Op::NodebalancerUpdate).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerUpdate, id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         if let Some(l) = &input.label {
             validate::check_label(&mut p, "label", l);
@@ -241,7 +232,7 @@ impl App {
         let b = self
             .write(|tx| {
                 Box::pin(async move {
-                    let cur = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let cur = tx.nodebalancer_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let b = tx
                         .nodebalancer_update(
                             id,
@@ -262,11 +253,10 @@ impl App {
 
     /// Deletes a balancer with its configs and nodes; its listeners stop.
     pub async fn nodebalancer_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::NodebalancerDelete).await?;
-        self.own_nodebalancer(actor, Op::NodebalancerDelete, id).await?;
+        self.lookup_for::<BalancerRow>(actor, Op::NodebalancerDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.event_insert(&nb_event(actor, "nodebalancer_delete", &b, None)).await?;
                 tx.nodebalancer_delete(id).await?;
                 crate::billing::meter_stop(tx, "nodebalancer", id).await?;
@@ -280,8 +270,7 @@ impl App {
 
     /// `GET .../stats`: connections and traffic of the last day in 5-minute periods.
     pub async fn nodebalancer_stats(&self, actor: &Actor, id: i64) -> Result<NodeBalancerStats> {
-        self.authorize(actor, Op::NodebalancerStats).await?;
-        let b = self.own_nodebalancer(actor, Op::NodebalancerStats, id).await?;
+        let b = self.lookup_for::<BalancerRow>(actor, Op::NodebalancerStats, id).await?.into_inner();
         let now = Timestamp::now().unix();
         let samples = self.store.nb_traffic_since(id, view::stats_since(now)).await?;
         Ok(view::stats(&b, &samples, now))
@@ -291,7 +280,7 @@ impl App {
     /// with a node on one of the instance's private addresses.
     pub(crate) async fn nodebalancers_of_instance(&self, actor: &Actor, instance_id: i64) -> Result<Vec<NodeBalancer>> {
         let ids = self.store.nb_ids_of_instance(instance_id).await?;
-        let mine = self.store.nodebalancers_by_ids(actor.account_id, &ids).await?;
+        let mine = self.store.nodebalancers_by_ids(actor.account_id(), &ids).await?;
         let visible = self.visible(actor, GrantKind::Nodebalancer, mine, |b| b.id).await?;
         self.nodebalancer_views(&visible).await
     }
@@ -312,7 +301,7 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
         Some(l) => l.clone(),
         None => {
             let mut l = generated_label();
-            while tx.nodebalancer_label_taken(actor.account_id, &l).await? {
+            while tx.nodebalancer_label_taken(actor.account_id(), &l).await? {
                 l = generated_label();
             }
             l
@@ -320,7 +309,7 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
     };
     let ipv6 = ipv6_of(&v.region, u32::from(a)).to_string();
     let n = NewBalancer {
-        account_id: actor.account_id,
+        account_id: actor.account_id(),
         label: &label,
         region: &v.region.view.id,
         ipv4: &a.to_string(),

@@ -171,18 +171,6 @@ pub(super) async fn apply_rebuild(
 }
 
 impl App {
-    /// A node of a config of a balancer the actor may use for `op`.
-    async fn own_node(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64, id: i64) -> Result<NodeRow> {
-        self.own_nodebalancer(actor, op, nb_id).await?;
-        self.store.nb_node_get(config_id, id).await?.filter(|n| n.nodebalancer_id == nb_id).ok_or(Error::NotFound)
-    }
-
-    async fn own_config_id(&self, actor: &Actor, op: Op, nb_id: i64, config_id: i64) -> Result<()> {
-        self.own_nodebalancer(actor, op, nb_id).await?;
-        self.store.nb_config_get(nb_id, config_id).await?.ok_or(Error::NotFound)?;
-        Ok(())
-    }
-
     pub async fn nodebalancer_node_list(
         &self,
         actor: &Actor,
@@ -191,8 +179,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<NodeBalancerNode>> {
-        self.authorize(actor, Op::NodebalancerNodeList).await?;
-        self.own_config_id(actor, Op::NodebalancerNodeList, nb_id, config_id).await?;
+        self.lookup_for::<(BalancerRow, ConfigRow)>(actor, Op::NodebalancerNodeList, (nb_id, config_id)).await?;
         let (nodes, results) = self.store.nb_nodes_page(config_id, filter, page.page, page.page_size).await?;
         Ok(Page::new(nodes.iter().map(view::node).collect(), page, results))
     }
@@ -204,8 +191,11 @@ impl App {
         config_id: i64,
         id: i64,
     ) -> Result<NodeBalancerNode> {
-        self.authorize(actor, Op::NodebalancerNodeGet).await?;
-        let n = self.own_node(actor, Op::NodebalancerNodeGet, nb_id, config_id, id).await?;
+        let n = self
+            .lookup_for::<(BalancerRow, NodeRow)>(actor, Op::NodebalancerNodeGet, (nb_id, config_id, id))
+            .await?
+            .into_inner()
+            .1;
         Ok(view::node(&n))
     }
 
@@ -219,8 +209,7 @@ impl App {
         config_id: i64,
         input: NodeRequest,
     ) -> Result<NodeBalancerNode> {
-        self.authorize(actor, op).await?;
-        self.own_config_id(actor, op, nb_id, config_id).await?;
+        self.lookup_for::<(BalancerRow, ConfigRow)>(actor, op, (nb_id, config_id)).await?;
         let mut p = Problems::new();
         p.check(input.id.is_none(), "id", "A new node's id is given by the server");
         let f = validate::resolve_node(&mut p, None, &input);
@@ -229,7 +218,7 @@ impl App {
         let n = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
                     let n = insert_node(tx, actor, &b, &c, f, &mut p).await?;
@@ -250,13 +239,12 @@ impl App {
         id: i64,
         input: NodeRequest,
     ) -> Result<NodeBalancerNode> {
-        self.authorize(actor, Op::NodebalancerNodeUpdate).await?;
-        self.own_node(actor, Op::NodebalancerNodeUpdate, nb_id, config_id, id).await?;
+        self.lookup_for::<(BalancerRow, NodeRow)>(actor, Op::NodebalancerNodeUpdate, (nb_id, config_id, id)).await?;
         let input = &input;
         let n = self
             .write(|tx| {
                 Box::pin(async move {
-                    let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                     let existing = tx.nb_nodes_of_config(config_id).await?;
                     let cur = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
@@ -283,11 +271,10 @@ impl App {
     }
 
     pub async fn nodebalancer_node_delete(&self, actor: &Actor, nb_id: i64, config_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::NodebalancerNodeDelete).await?;
-        self.own_node(actor, Op::NodebalancerNodeDelete, nb_id, config_id, id).await?;
+        self.lookup_for::<(BalancerRow, NodeRow)>(actor, Op::NodebalancerNodeDelete, (nb_id, config_id, id)).await?;
         self.write(|tx| {
             Box::pin(async move {
-                let b = tx.nodebalancer_lock(nb_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                 let existing = tx.nb_nodes_of_config(config_id).await?;
                 let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;

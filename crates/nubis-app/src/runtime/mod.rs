@@ -5,6 +5,7 @@
 //! so after a restart [`App::runtime_resume`] completes every instance left in a transitional
 //! state, and a step of an outdated transition changes nothing.
 
+pub mod netns;
 pub mod simulated;
 
 use std::future::Future;

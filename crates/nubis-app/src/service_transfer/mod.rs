@@ -166,8 +166,9 @@ impl App {
     ) -> Result<Page<ServiceTransfer>> {
         self.authorize(actor, via.op(Op::ServiceTransferList, Op::EntityTransferList)).await?;
         let now = Timestamp::now();
-        let (rows, total) = self.store.transfers_page(actor.account_id, now, filter, page.page, page.page_size).await?;
-        Ok(Page::new(rows.iter().map(|t| view(t, actor.account_id, now)).collect(), page, total))
+        let (rows, total) =
+            self.store.transfers_page(actor.account_id(), now, filter, page.page, page.page_size).await?;
+        Ok(Page::new(rows.iter().map(|t| view(t, actor.account_id(), now)).collect(), page, total))
     }
 
     pub async fn service_transfer_get(&self, actor: &Actor, via: Via, token: &str) -> Result<ServiceTransfer> {
@@ -175,10 +176,10 @@ impl App {
         let token = canonical(token)?;
         let now = Timestamp::now();
         let t = self.store.transfer_by_token(&token).await?.ok_or(Error::NotFound)?;
-        if !visible_to(&t, actor.account_id, now) {
+        if !visible_to(&t, actor.account_id(), now) {
             return Err(Error::NotFound);
         }
-        Ok(view(&t, actor.account_id, now))
+        Ok(view(&t, actor.account_id(), now))
     }
 
     /// Creates a pending transfer of instances of the actor's account, when every creation
@@ -197,10 +198,10 @@ impl App {
             // Transfers past their expiry free their instances first.
             self.expire_in(tx, now).await?;
             let mut errors = Vec::new();
-            let standing = conditions::standing(tx, actor.account_id).await?;
-            conditions::sender_problems(tx, actor.account_id, &standing, &mut errors).await?;
+            let standing = conditions::standing(tx, actor.account_id()).await?;
+            conditions::sender_problems(tx, actor.account_id(), &standing, &mut errors).await?;
             for (k, id) in ids.iter().enumerate() {
-                let Some(i) = tx.instance_lock(*id, actor.account_id).await? else {
+                let Some(i) = tx.instance_lock(*id, actor.account_id()).await? else {
                     errors.push(conditions::not_owned(k, *id, "your account"));
                     continue;
                 };
@@ -216,7 +217,7 @@ impl App {
             let t = tx
                 .transfer_insert(&NewTransfer {
                     token: &token,
-                    account_id: actor.account_id,
+                    account_id: actor.account_id(),
                     instances: ids,
                     created: now,
                     expiry: now.plus_seconds(self.config.transfers.expiry_secs),
@@ -233,16 +234,16 @@ impl App {
                 "A service transfer of instances {} was created by {}.\n\nToken: {}\n\nAn unrestricted user of the \
                  receiving account accepts it with POST /v4/account/service-transfers/{}/accept before {} (UTC).\n",
                 ids_text(&t.instances),
-                actor.username,
+                actor.username(),
                 t.token,
                 t.token,
                 t.expiry
             );
-            mail_account(tx, actor.account_id, "Service transfer created", &body).await?;
+            mail_account(tx, actor.account_id(), "Service transfer created", &body).await?;
             Ok(t)
 }))
         .await?;
-        Ok(view(&t, actor.account_id, Timestamp::now()))
+        Ok(view(&t, actor.account_id(), Timestamp::now()))
     }
 
     /// Cancels a pending transfer of the actor's account.
@@ -252,10 +253,10 @@ impl App {
         self.write(|tx| Box::pin(async move {
             let now = Timestamp::now();
             let t = tx.transfer_lock(token).await?.ok_or(Error::NotFound)?;
-            if !visible_to(&t, actor.account_id, now) {
+            if !visible_to(&t, actor.account_id(), now) {
                 return Err(Error::NotFound);
             }
-            if t.account_id != actor.account_id {
+            if t.account_id != actor.account_id() {
                 return Err(Error::Forbidden("Only the account that created this transfer can cancel it".into()));
             }
             match t.status.as_of(t.expiry, now) {
@@ -274,7 +275,7 @@ impl App {
                 "The service transfer {} of instances {} was canceled by {}; its token can no longer be accepted.\n",
                 t.token,
                 ids_text(&t.instances),
-                actor.username
+                actor.username()
             );
             mail_account(tx, t.account_id, "Service transfer canceled", &body).await?;
             Ok(())
@@ -292,10 +293,10 @@ impl App {
             Box::pin(async move {
                 let now = Timestamp::now();
                 let t = tx.transfer_lock(token).await?.ok_or(Error::NotFound)?;
-                if !visible_to(&t, actor.account_id, now) {
+                if !visible_to(&t, actor.account_id(), now) {
                     return Err(Error::NotFound);
                 }
-                if t.account_id == actor.account_id {
+                if t.account_id == actor.account_id() {
                     return Err(Error::refused("Users of the account that created this transfer cannot accept it"));
                 }
                 match t.status.as_of(t.expiry, now) {
@@ -308,7 +309,7 @@ impl App {
                     }
                 }
                 let mut errors: Vec<FieldError> = Vec::new();
-                conditions::receiver_problems(tx, actor.account_id, &mut errors).await?;
+                conditions::receiver_problems(tx, actor.account_id(), &mut errors).await?;
                 if tx.account_tos_violation(t.account_id).await? {
                     errors.push(FieldError::general(
                         "The account that created this transfer has an active terms-of-service violation",
@@ -325,7 +326,7 @@ impl App {
                         continue;
                     };
                     conditions::instance_problems(tx, k, &i, standing.managed, &mut errors).await?;
-                    if tx.instance_label_taken(actor.account_id, &i.label).await? {
+                    if tx.instance_label_taken(actor.account_id(), &i.label).await? {
                         errors.push(conditions::label_taken(k, &i));
                     }
                 }
@@ -343,7 +344,7 @@ impl App {
                     .await?;
                 let theirs =
                     tx.event_insert(&account_event(t.account_id, "entity_transfer_accept", &t, "started", msg)).await?;
-                tx.transfer_accept(t.id, actor.account_id, theirs, mine, now).await?;
+                tx.transfer_accept(t.id, actor.account_id(), theirs, mine, now).await?;
                 let body = format!(
                     "The service transfer {} of instances {} was accepted. The instances move to the receiving account \
                  shortly; billing for them moves with them.\n",
@@ -351,7 +352,7 @@ impl App {
                     ids_text(&t.instances)
                 );
                 mail_account(tx, t.account_id, "Service transfer accepted", &body).await?;
-                mail_account(tx, actor.account_id, "Service transfer accepted", &body).await?;
+                mail_account(tx, actor.account_id(), "Service transfer accepted", &body).await?;
                 Ok(())
             })
         })

@@ -2,18 +2,19 @@
 //! throttling and login record, the sessions of the sign-in pages, and the logins operations.
 //! The OAuth 2 rules of the authorization server are in [`oauth`].
 
+mod grants;
 pub mod oauth;
 pub mod password;
 
-use nubis_model::account::User;
+use nubis_model::account::{User, UserType};
 use nubis_model::filter::Filter;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::signin::Login;
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::logins::{LoginScope, NewLogin};
 
+use crate::App;
 use crate::auth::{Actor, Op, hash_secret_hex, new_secret};
-use crate::{App, retry};
 
 /// Why a sign-in was refused. The page shows the same words for an unknown user and a wrong
 /// password.
@@ -76,23 +77,29 @@ impl App {
         let phc = hash_blocking(password.to_string()).await?;
         let hash = hash_secret_hex(token);
         let (hash, phc) = (&hash, &phc);
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            let taken = tx.password_link_take(hash).await?;
-            match taken {
-                Some((uid, expiry)) if uid == user.id && expiry > Timestamp::now() => {}
-                _ => return Err(Error::invalid("token", "This link is invalid, used or expired")),
-            }
-            tx.user_set_password(user.id, phc, Timestamp::now()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let taken = tx.password_link_take(hash).await?;
+                match taken {
+                    Some((uid, expiry)) if uid == user.id && expiry > Timestamp::now() => {}
+                    _ => return Err(Error::invalid("token", "This link is invalid, used or expired")),
+                }
+                tx.user_set_password(user.id, phc, Timestamp::now()).await?;
+                Ok(())
+            })
         })
         .await?;
         Ok(user)
     }
 
     /// Checks a username and password from `ip`, records the attempt, and returns the user.
-    /// Wrong passwords are throttled per username and per address: over the limit, the attempt
-    /// is refused without checking the password (and still recorded).
+    ///
+    /// Wrong passwords are throttled per (username, address) pair and per address, never per
+    /// username alone, so that failures from elsewhere cannot lock the user out. The attempt is
+    /// recorded (as failed until its password proves right) and counted in one write
+    /// transaction before the password is checked, and the limit applies to the count that
+    /// includes it: of many simultaneous attempts, at most the limit get their password checked.
+    /// Over the limit the password is not checked at all.
     pub async fn signin_password(
         &self,
         username: &str,
@@ -100,41 +107,47 @@ impl App {
         ip: &str,
     ) -> Result<std::result::Result<User, SigninRefusal>> {
         let cfg = &self.config.signin;
-        let since = Timestamp::now().plus_seconds(-cfg.throttle_window_secs);
-        let (by_user, by_ip) = self.store.login_failures_since(username, ip, since).await?;
-        let throttled = by_user >= cfg.throttle_user_failures || by_ip >= cfg.throttle_ip_failures;
-        let user = self.store.user_by_username(username).await?;
-        let ok = match (&user, throttled) {
-            (Some(u), false) => match self.store.user_password_hash(u.id).await? {
-                Some(phc) => verify_blocking(password.to_string(), phc).await?,
-                None => false,
-            },
-            _ => false,
-        };
-        let user = &user;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.login_insert(&NewLogin {
-                account_id: user.as_ref().map(|u| u.account_id),
-                user_id: user.as_ref().map(|u| u.id),
-                username,
-                ip,
-                datetime: Timestamp::now(),
-                successful: ok,
-                restricted: user.as_ref().is_some_and(|u| u.restricted),
+        let (attempt, user, throttled) = self
+            .write(|tx| {
+                Box::pin(async move {
+                    let now = Timestamp::now();
+
+                    let user = tx.signin_user(username).await?;
+                    let id = tx
+                        .login_insert(&NewLogin {
+                            account_id: user.as_ref().map(|u| u.account_id),
+                            user_id: user.as_ref().map(|u| u.id),
+                            username,
+                            ip,
+                            datetime: now,
+                            successful: false,
+                            restricted: user.as_ref().is_some_and(|u| u.restricted),
+                        })
+                        .await?;
+                    let since = now.plus_seconds(-cfg.throttle_window_secs);
+                    let (by_pair, by_ip) = tx.login_failures_since(username, ip, since).await?;
+                    Ok((id, user, by_pair > cfg.throttle_user_failures || by_ip > cfg.throttle_ip_failures))
+                })
             })
             .await?;
-            tx.commit().await
+        if throttled {
+            tracing::warn!(target: "nubis::signin", "sign-in throttled after repeated wrong passwords");
+            return Ok(Err(SigninRefusal::Throttled));
+        }
+        // Unknown users are checked against a dummy hash: the same cost as a real check.
+        let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+        if !check_blocking(stored, password.to_string()).await? {
+            return Ok(Err(SigninRefusal::BadCredentials));
+        }
+        let Some(u) = user else { return Ok(Err(SigninRefusal::BadCredentials)) };
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.login_succeeded(attempt).await?;
+                Ok(())
+            })
         })
         .await?;
-        Ok(match (user, ok, throttled) {
-            (Some(u), true, _) => Ok(u.clone()),
-            (_, _, true) => {
-                tracing::warn!(target: "nubis::signin", "sign-in throttled after repeated wrong passwords");
-                Err(SigninRefusal::Throttled)
-            }
-            _ => Err(SigninRefusal::BadCredentials),
-        })
+        Ok(self.store.user_by_id(u.id).await?.ok_or(SigninRefusal::BadCredentials))
     }
 
     /// Starts a session of the sign-in pages; returns its secret (the cookie value).
@@ -143,10 +156,11 @@ impl App {
         let hash = hash_secret_hex(&secret);
         let expiry = Timestamp::now().plus_seconds(self.config.signin.session_hours * 3600);
         let hash = &hash;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.session_insert(hash, user_id, expiry).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.session_insert(hash, user_id, expiry).await?;
+                Ok(())
+            })
         })
         .await?;
         Ok(secret)
@@ -164,46 +178,52 @@ impl App {
     pub async fn session_end(&self, secret: &str) -> Result<()> {
         let hash = hash_secret_hex(secret);
         let hash = &hash;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.session_delete(hash).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.session_delete(hash).await?;
+                Ok(())
+            })
         })
         .await
     }
 
-    /// Sets a user's password directly (operators: `nubis admin user password`).
-    pub async fn admin_user_set_password(&self, username: &str, password: &str) -> Result<()> {
-        let user =
-            self.store.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
-        if user.is_proxy() {
-            return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
-        }
-        if let Some(p) = password::problem(password, &user.username) {
+    /// Sets a user's password directly (operators: `nubis admin user password`). As with a
+    /// set-password link, every sign-in session and OAuth grant of the user ends.
+    pub async fn admin_user_set_password(
+        &self,
+        _admin: &crate::admin::Admin,
+        username: &str,
+        password: &str,
+    ) -> Result<()> {
+        if let Some(p) = password::problem(password, username) {
             return Err(Error::invalid("password", p));
         }
         let phc = hash_blocking(password.to_string()).await?;
         let phc = &phc;
-        retry(|| async move {
-            let mut tx = self.store.begin().await?;
-            tx.user_set_password(user.id, phc, Timestamp::now()).await?;
-            tx.commit().await
+        self.write(|tx| {
+            Box::pin(async move {
+                let user = tx.signin_user(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
+                if UserType::parse(&user.user_type) == UserType::Proxy {
+                    return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
+                }
+                tx.user_set_password(user.id, phc, Timestamp::now()).await?;
+                Ok(())
+            })
         })
         .await
     }
 
     /// A one-time set-password link for a user (operators, and the first start for `admin`).
-    pub async fn admin_password_link(&self, username: &str) -> Result<String> {
-        let user =
-            self.store.user_by_username(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
-        if user.is_proxy() {
-            return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
-        }
-        retry(|| async {
-            let mut tx = self.store.begin().await?;
-            let link = self.password_link_new(&mut tx, user.id).await?;
-            tx.commit().await?;
-            Ok(link)
+    pub async fn admin_password_link(&self, _admin: &crate::admin::Admin, username: &str) -> Result<String> {
+        self.write(|tx| {
+            Box::pin(async move {
+                let user = tx.signin_user(username).await?.ok_or_else(|| Error::invalid("username", "No such user"))?;
+                if UserType::parse(&user.user_type) == UserType::Proxy {
+                    return Err(Error::invalid("username", "A proxy user signs in through its parent account"));
+                }
+                let link = self.password_link_new(tx, user.id).await?;
+                Ok(link)
+            })
         })
         .await
     }
@@ -215,14 +235,14 @@ impl App {
     /// `GET /v4/account/logins`: successful logins of every user of the account, last 90 days.
     pub async fn account_login_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Login>> {
         self.authorize(actor, Op::AccountLoginList).await?;
-        let scope = LoginScope { account_id: actor.account_id, user_id: None, since: self.logins_since() };
+        let scope = LoginScope { account_id: actor.account_id(), user_id: None, since: self.logins_since() };
         let (data, n) = self.store.logins_page(&scope, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
 
     pub async fn account_login_get(&self, actor: &Actor, id: i64) -> Result<Login> {
         self.authorize(actor, Op::AccountLoginGet).await?;
-        let scope = LoginScope { account_id: actor.account_id, user_id: None, since: self.logins_since() };
+        let scope = LoginScope { account_id: actor.account_id(), user_id: None, since: self.logins_since() };
         self.store.login_get(&scope, id).await?.ok_or(Error::NotFound)
     }
 
@@ -230,7 +250,7 @@ impl App {
     pub async fn profile_logins(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Login>> {
         self.authorize(actor, Op::ProfileLogins).await?;
         let scope =
-            LoginScope { account_id: actor.account_id, user_id: Some(actor.user_id), since: self.logins_since() };
+            LoginScope { account_id: actor.account_id(), user_id: Some(actor.user_id()), since: self.logins_since() };
         let (data, n) = self.store.logins_page(&scope, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
@@ -250,6 +270,6 @@ async fn hash_blocking(password: String) -> Result<String> {
     tokio::task::spawn_blocking(move || password::hash(&password)).await.map_err(Error::internal)?
 }
 
-async fn verify_blocking(password: String, phc: String) -> Result<bool> {
-    tokio::task::spawn_blocking(move || password::verify(&password, &phc)).await.map_err(Error::internal)
+async fn check_blocking(stored: Option<String>, password: String) -> Result<bool> {
+    tokio::task::spawn_blocking(move || password::check(stored.as_deref(), &password)).await.map_err(Error::internal)
 }

@@ -45,6 +45,31 @@ pub fn verify(password: &str, phc: &str) -> bool {
     Argon2::default().verify_password(password.as_bytes(), phc).is_ok()
 }
 
+/// A hash of a random password, made once with the same parameters as every user's: checking a
+/// password against it costs what checking a real user's does.
+fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| hash(&crate::auth::new_secret()).unwrap_or_default())
+}
+
+/// Checks a sign-in's password against the user's hash with `verify`. An unknown user, or one
+/// without a password, is checked against [`dummy_hash`] and always fails: a wrong password
+/// takes the same time whether or not the username exists.
+pub fn check_with(stored: Option<&str>, password: &str, verify: impl FnOnce(&str, &str) -> bool) -> bool {
+    match stored {
+        Some(phc) => verify(password, phc),
+        None => {
+            verify(password, dummy_hash());
+            false
+        }
+    }
+}
+
+/// [`check_with`] with argon2's [`verify`].
+pub fn check(stored: Option<&str>, password: &str) -> bool {
+    check_with(stored, password, verify)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +82,31 @@ mod tests {
         assert!(problem("Lowercase12", "ann").is_none());
         assert!(problem("xxAnn-Password1", "ann").is_some());
         assert!(problem("aaaaaaaaaaaaaaaaaaaa", "ann").is_some());
+    }
+
+    #[test]
+    fn an_unknown_user_is_checked_against_a_hash_of_the_same_cost() {
+        let mut seen = None;
+        let ok = check_with(None, "Correct-Horse-1", |p, phc| {
+            seen = Some((p.to_string(), phc.to_string()));
+            verify(p, phc)
+        });
+        assert!(!ok);
+        let (p, phc) = seen.expect("the verifier runs for an unknown user");
+        assert_eq!(p, "Correct-Horse-1");
+        // The same algorithm and parameters as a real user's hash.
+        let real = hash("Correct-Horse-1").unwrap();
+        let params = |h: &str| h.rsplitn(3, '$').nth(2).unwrap().to_string();
+        assert_eq!(params(&phc), params(&real));
+        assert!(phc.starts_with("$argon2id$"));
+        // Even the dummy's own password would not sign anyone in.
+        assert!(!check_with(None, &p, |_, _| true));
+        let mut called = false;
+        assert!(check_with(Some(&real), "Correct-Horse-1", |p, h| {
+            called = true;
+            verify(p, h)
+        }));
+        assert!(called);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use nubis_model::rendered::Rendered;
 use nubis_model::vpc::{Subnet, Vpc, VpcIp};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
-use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcRow};
+use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcParts, VpcRow};
 
 pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 pub(crate) use view::{VpcWorld, interface_active};
@@ -68,17 +68,9 @@ impl App {
         Ok(world.subnet(&world.subnets[0]))
     }
 
-    /// A VPC of the actor's account the actor may use for `op` (404 otherwise, 403 when the
-    /// grant is read_only and the operation writes).
-    async fn own_vpc(&self, actor: &Actor, op: Op, id: i64) -> Result<VpcRow> {
-        let v = self.store.vpc_get(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, op, id).await?;
-        Ok(v)
-    }
-
     /// The user whose grants limit what a list shows: the actor, when restricted.
     pub(crate) fn grant_user(actor: &Actor) -> Option<i64> {
-        actor.restricted.then_some(actor.user_id)
+        actor.restricted().then_some(actor.user_id())
     }
 
     pub async fn vpc_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Vpc>> {
@@ -96,18 +88,16 @@ impl App {
         let user = Self::grant_user(actor);
         let query = format!("{filter:?} {} {}", page.page, page.page_size);
         self.store
-            .cached_page("vpcs", actor.account_id, user, query, || async move {
+            .cached_page("vpcs", actor.account_id(), user, query, || async move {
                 let (rows, results) =
-                    self.store.vpcs_page(actor.account_id, user, filter, page.page, page.page_size).await?;
+                    self.store.vpcs_page(actor.account_id(), user, filter, page.page, page.page_size).await?;
                 Ok(Rendered::new(Page::new(self.vpc_views(&rows).await?, page, results)))
             })
             .await
     }
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
-        self.authorize(actor, Op::VpcGet).await?;
-        let parts = self.store.vpc_parts(actor.account_id, id).await?.ok_or(Error::NotFound)?;
-        self.authorize_entity(actor, Op::VpcGet, id).await?;
+        let parts = self.lookup_for::<Arc<VpcParts>>(actor, Op::VpcGet, id).await?;
         let world = VpcWorld::of_subnets(parts.subnets.clone(), parts.interfaces.clone());
         Ok(world.vpc(&parts.vpc))
     }
@@ -124,7 +114,7 @@ impl App {
                     let now = Timestamp::now();
                     let v = tx
                         .vpc_insert(&NewVpc {
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &valid.label,
                             description: &valid.description,
                             region: &valid.region,
@@ -141,7 +131,7 @@ impl App {
                         let row = tx
                             .subnet_insert(&NewSubnet {
                                 vpc_id: v.id,
-                                account_id: actor.account_id,
+                                account_id: actor.account_id(),
                                 label: &s.label,
                                 ipv4: &s.net.to_string(),
                                 first_v4: s.first(),
@@ -153,8 +143,8 @@ impl App {
                         tx.event_insert(&subnet_event(actor, "subnet_create", &row, &v)).await?;
                         rows.push(row);
                     }
-                    if actor.restricted {
-                        tx.grant_set(actor.user_id, GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
+                    if actor.restricted() {
+                        tx.grant_set(actor.user_id(), GrantKind::Vpc, v.id, Some(Permission::ReadWrite)).await?;
                     }
                     Ok((v, rows))
                 })
@@ -165,8 +155,7 @@ impl App {
     }
 
     pub async fn vpc_update(&self, actor: &Actor, id: i64, input: VpcUpdate) -> Result<Vpc> {
-        self.authorize(actor, Op::VpcUpdate).await?;
-        self.own_vpc(actor, Op::VpcUpdate, id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcUpdate, id).await?.into_inner();
         let mut p = Problems::new();
         if let Some(l) = &input.label {
             validate::check_label(&mut p, "label", l);
@@ -179,7 +168,7 @@ impl App {
         let v = self
             .write(|tx| {
                 Box::pin(async move {
-                    tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    tx.vpc_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let v = tx
                         .vpc_update(id, input.label.as_deref(), input.description.as_deref(), Timestamp::now())
                         .await
@@ -197,11 +186,10 @@ impl App {
 
     /// Deletes a VPC and its subnets, or nothing when any subnet is in use.
     pub async fn vpc_delete(&self, actor: &Actor, id: i64) -> Result<()> {
-        self.authorize(actor, Op::VpcDelete).await?;
-        self.own_vpc(actor, Op::VpcDelete, id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcDelete, id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let v = tx.vpc_lock(id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let v = tx.vpc_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 let subnets = tx.subnets_of_vpc(id).await?;
                 refuse_used_subnets(tx, id, None, &subnets).await?;
                 tx.event_insert(&event(actor, "vpc_delete", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build())
@@ -224,16 +212,14 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<Subnet>> {
-        self.authorize(actor, Op::SubnetList).await?;
-        self.own_vpc(actor, Op::SubnetList, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetList, vpc_id).await?.into_inner();
         let (rows, results) = self.store.subnets_page(vpc_id, filter, page.page, page.page_size).await?;
         let world = self.subnets_world(rows).await?;
         Ok(Page::new(world.subnets.iter().map(|s| world.subnet(s)).collect(), page, results))
     }
 
     pub async fn subnet_get(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetGet).await?;
-        self.own_vpc(actor, Op::SubnetGet, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetGet, vpc_id).await?.into_inner();
         let s = self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
         self.subnet_view(s).await
     }
@@ -241,8 +227,7 @@ impl App {
     /// Creates a subnet; the overlap check and the insert are one transaction, so concurrent
     /// creates of overlapping subnets leave exactly one.
     pub async fn subnet_create(&self, actor: &Actor, vpc_id: i64, input: SubnetCreate) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetCreate).await?;
-        self.own_vpc(actor, Op::SubnetCreate, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetCreate, vpc_id).await?.into_inner();
         let (p, valid) = validate::check_subnet(&input);
         p.finish()?;
         let s = valid.ok_or_else(|| Error::internal("subnet passed its checks without a value"))?;
@@ -250,7 +235,7 @@ impl App {
         let row = self
             .write(|tx| {
                 Box::pin(async move {
-                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     if let Some(o) = tx.subnet_overlapping(vpc_id, s.first(), s.last()).await? {
                         return Err(Error::invalid(
                             "ipv4",
@@ -260,7 +245,7 @@ impl App {
                     let row = tx
                         .subnet_insert(&NewSubnet {
                             vpc_id,
-                            account_id: actor.account_id,
+                            account_id: actor.account_id(),
                             label: &s.label,
                             ipv4: &s.net.to_string(),
                             first_v4: s.first(),
@@ -279,8 +264,7 @@ impl App {
     }
 
     pub async fn subnet_update(&self, actor: &Actor, vpc_id: i64, id: i64, input: SubnetUpdate) -> Result<Subnet> {
-        self.authorize(actor, Op::SubnetUpdate).await?;
-        self.own_vpc(actor, Op::SubnetUpdate, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetUpdate, vpc_id).await?.into_inner();
         self.store.subnet_get(vpc_id, id).await?.ok_or(Error::NotFound)?;
         let mut p = Problems::new();
         if input.ipv4.is_some() {
@@ -294,8 +278,8 @@ impl App {
         let s = self
             .write(|tx| {
                 Box::pin(async move {
-                    let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                    let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                    let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                    let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let label = input.label.as_deref().unwrap_or(&s.label);
                     let s = tx
                         .subnet_update_label(id, label, Timestamp::now())
@@ -310,12 +294,11 @@ impl App {
     }
 
     pub async fn subnet_delete(&self, actor: &Actor, vpc_id: i64, id: i64) -> Result<()> {
-        self.authorize(actor, Op::SubnetDelete).await?;
-        self.own_vpc(actor, Op::SubnetDelete, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::SubnetDelete, vpc_id).await?.into_inner();
         self.write(|tx| {
             Box::pin(async move {
-                let v = tx.vpc_lock(vpc_id, actor.account_id).await?.ok_or(Error::NotFound)?;
-                let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id).await?.ok_or(Error::NotFound)?;
+                let v = tx.vpc_lock(vpc_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
+                let s = tx.subnet_lock(Some(vpc_id), id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                 refuse_used_subnets(tx, vpc_id, Some(id), std::slice::from_ref(&s)).await?;
                 tx.subnet_delete(id).await?;
                 tx.event_insert(&subnet_event(actor, "subnet_delete", &s, &v)).await?;
@@ -339,8 +322,7 @@ impl App {
         filter: &Filter,
         page: PageRequest,
     ) -> Result<Page<VpcIp>> {
-        self.authorize(actor, Op::VpcIpsList).await?;
-        self.own_vpc(actor, Op::VpcIpsList, vpc_id).await?;
+        self.lookup_for::<VpcRow>(actor, Op::VpcIpsList, vpc_id).await?.into_inner();
         self.vpc_ips_page(actor, Some(vpc_id), filter, page).await
     }
 
@@ -353,7 +335,7 @@ impl App {
     ) -> Result<Page<VpcIp>> {
         let (rows, results) = self
             .store
-            .vpc_ips_page(actor.account_id, vpc_id, Self::grant_user(actor), filter, page.page, page.page_size)
+            .vpc_ips_page(actor.account_id(), vpc_id, Self::grant_user(actor), filter, page.page, page.page_size)
             .await?;
         let mut subnet_ids: Vec<i64> = rows.iter().filter_map(|f| f.interface.subnet_id).collect();
         subnet_ids.sort_unstable();

@@ -2,6 +2,8 @@
 //! data plane with its observations collected. All traffic stays on 127.0.0.0/8.
 #![allow(dead_code)]
 
+pub mod record;
+
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};

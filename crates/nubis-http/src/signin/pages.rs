@@ -225,17 +225,23 @@ pub async fn authorize_submit(
     }
     let csrf = f.get("csrf").cloned().unwrap_or_default();
     let username = get("username").unwrap_or_default();
-    let (user, new_session) = match (get("password"), session_user(&app, &headers).await) {
-        (_, Err(e)) => return internal(e),
-        (None, Ok(Some(u))) => (u, false),
-        (None, Ok(None)) => {
-            let page =
-                render_authorize(&app, &a, csrf, None, username, Some("Enter your username and password.".into()));
-            return html(StatusCode::BAD_REQUEST, page);
-        }
-        (Some(password), Ok(_)) => match app.signin_password(&username, &password, &ip).await {
+    let ask_password = |text: &str| {
+        let page = render_authorize(&app, &a, csrf.clone(), None, username.clone(), Some(text.into()));
+        html(StatusCode::BAD_REQUEST, page)
+    };
+    // The session that approves: this browser's (checked again when the code is issued), or a
+    // new one once the password is right.
+    let (session, new_session) = match get("password") {
+        None => match cookie(&headers, SESSION_COOKIE).filter(|s| s.len() == 64) {
+            Some(s) => (s, false),
+            None => return ask_password("Enter your username and password."),
+        },
+        Some(password) => match app.signin_password(&username, &password, &ip).await {
             Err(e) => return internal(e),
-            Ok(Ok(u)) => (u, true),
+            Ok(Ok(u)) => match app.session_create(u.id).await {
+                Ok(s) => (s, true),
+                Err(e) => return internal(e),
+            },
             Ok(Err(refusal)) => {
                 let (status, text) = match refusal {
                     SigninRefusal::BadCredentials => {
@@ -249,19 +255,23 @@ pub async fn authorize_submit(
             }
         },
     };
-    let location = match app.authorize_grant(&user, &a).await {
-        Ok(l) => l,
+    let location = match app.authorize_grant(&session, &a).await {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            // The session ended (signed out, password changed, expired): sign in again.
+            let mut r = ask_password("Your session has ended. Enter your username and password.");
+            set_cookie(&mut r, &app, SESSION_COOKIE, "", Some(0));
+            return r;
+        }
+        Err(Error::NotFound) => {
+            return message(StatusCode::BAD_REQUEST, "Cannot sign in", "This application is not registered.", true);
+        }
         Err(e) => return internal(e),
     };
     let mut r = redirect(&location);
     if new_session {
-        match app.session_create(user.id).await {
-            Ok(s) => {
-                let age = app.config().signin.session_hours * 3600;
-                set_cookie(&mut r, &app, SESSION_COOKIE, &s, Some(age));
-            }
-            Err(e) => return internal(e),
-        }
+        let age = app.config().signin.session_hours * 3600;
+        set_cookie(&mut r, &app, SESSION_COOKIE, &session, Some(age));
     }
     r
 }

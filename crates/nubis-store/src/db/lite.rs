@@ -43,15 +43,19 @@ impl Lite {
             Some(p) => (p.to_path_buf(), None),
             None => {
                 let dir = std::env::temp_dir().join(format!("nubis-mem-{}", super::super::unique_suffix()));
-                std::fs::create_dir_all(&dir).map_err(Error::internal)?;
+                crate::files::create_private_dir(&dir).map_err(Error::internal)?;
                 (dir.join("nubis.db"), Some(dir))
             }
         };
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
-            std::fs::create_dir_all(dir).map_err(Error::internal)?;
+            crate::files::create_private_dir(dir).map_err(Error::internal)?;
         }
+        // The database is readable by its owner only, and so are the files SQLite creates
+        // beside it (it gives them the database file's mode); files of older releases are
+        // made so too.
+        crate::files::precreate_sqlite(&path).map_err(Error::internal)?;
         let sync = if sync_full { "FULL" } else { "NORMAL" };
         let mut writer = open_conn(
             &path,
@@ -59,6 +63,9 @@ impl Lite {
                 "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON;"
             ),
         )?;
+        if let Err(e) = crate::files::restrict_sqlite(&path) {
+            tracing::warn!(path = %path.display(), error = %e, "could not make the database files private (0600)");
+        }
         let touched = Arc::new(AtomicU64::new(0));
         let seen = touched.clone();
         writer

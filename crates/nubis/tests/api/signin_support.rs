@@ -39,6 +39,19 @@ impl Browser {
         Browser { client, cookies: HashMap::new() }
     }
 
+    /// A browser whose connections come from `ip` (another address of 127.0.0.0/8: on Linux
+    /// every address of the loopback network is this host's).
+    pub fn bound_to(ip: std::net::IpAddr) -> Browser {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .local_address(ip)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        Browser { client, cookies: HashMap::new() }
+    }
+
     fn cookie_header(&self) -> String {
         self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
     }
