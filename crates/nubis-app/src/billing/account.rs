@@ -37,6 +37,9 @@ pub struct AccountUpdate {
 pub struct SettingsUpdate {
     pub backups_enabled: Option<bool>,
     pub network_helper: Option<bool>,
+    /// `legacy_config_only`, `legacy_config_default_but_linode_allowed`,
+    /// `linode_default_but_legacy_config_allowed` or `linode_only`.
+    pub interfaces_for_new_linodes: Option<String>,
     /// Read-only here (see managed-enable); accepted and ignored when unchanged.
     pub managed: Option<bool>,
     pub longview_subscription: Option<String>,
@@ -140,9 +143,11 @@ impl App {
         self.account_view(actor.account_id()).await
     }
 
-    fn settings_of(b: &nubis_store::billing::BillingRow) -> AccountSettings {
+    fn settings_of(b: &nubis_store::billing::BillingRow, interfaces: Option<String>) -> AccountSettings {
         AccountSettings {
             backups_enabled: b.backups_enabled,
+            interfaces_for_new_linodes: interfaces
+                .unwrap_or_else(|| crate::instance::generation::DEFAULT_SETTING.to_string()),
             longview_subscription: None,
             managed: b.managed,
             network_helper: b.network_helper,
@@ -153,7 +158,7 @@ impl App {
     pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsGet).await?;
         let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
-        Ok(Self::settings_of(&b))
+        Ok(Self::settings_of(&b, self.store.account_interfaces_setting(actor.account_id()).await?))
     }
 
     pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
@@ -173,14 +178,25 @@ impl App {
                     if input.longview_subscription.is_some() {
                         p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
                     }
+                    if let Some(v) = &input.interfaces_for_new_linodes {
+                        p.check(
+                            crate::instance::generation::SETTINGS.contains(&v.as_str()),
+                            "interfaces_for_new_linodes",
+                            format!("Must be one of {}", crate::instance::generation::SETTINGS.join(", ")),
+                        );
+                    }
                     p.finish()?;
                     tx.billing_set_settings(actor.account_id(), input.backups_enabled, input.network_helper, None)
                         .await?;
-                    tx.billing_lock(actor.account_id()).await
+                    if let Some(v) = &input.interfaces_for_new_linodes {
+                        tx.account_set_interfaces_setting(actor.account_id(), v).await?;
+                    }
+                    let interfaces = tx.account_interfaces_setting(actor.account_id()).await?;
+                    Ok((tx.billing_lock(actor.account_id()).await?, interfaces))
                 })
             })
             .await?;
-        Ok(Self::settings_of(&b))
+        Ok(Self::settings_of(&b.0, b.1))
     }
 
     /// Turns the managed service on and sends the welcome message (once).
