@@ -51,6 +51,23 @@ NOT_SCHEMA_ONLY = {
         "payment_method_delete", "promo_code_add", "firewall_update", "vpc_update", "subnet_update",
         "nodebalancer_update", "instance_ip_allocate",
     ],
+    # Instances as the hosted API serves them: what an instance is made of and what state it is
+    # in (its disks, profiles, subnets, firewalls and interfaces named must exist; disks fit the
+    # plan; most changes need it off, or not busy; profile or Linode interfaces by its
+    # generation; a month not to come; a plan with a successor), a root password's strength and
+    # an SSH key's format.
+    "instance state": [
+        "instance_boot", "instance_reboot", "instance_config_create", "instance_config_update",
+        "instance_config_delete", "instance_config_interface_create", "instance_config_interface_update",
+        "instance_config_interface_delete", "instance_config_interfaces_order", "instance_disk_create",
+        "instance_disk_delete", "instance_disk_clone", "instance_disk_resize", "instance_disk_password_reset",
+        "instance_rebuild", "instance_resize", "instance_mutate", "instance_migrate", "instance_clone",
+        "instance_password_reset", "instance_rescue", "instance_transfer_month", "instance_stats_month",
+        "instance_interface_list", "instance_interface_create", "instance_interface_get",
+        "instance_interface_update", "instance_interface_delete", "instance_interface_settings_get",
+        "instance_interface_settings_update", "instance_interface_firewalls_list", "instance_interfaces_upgrade",
+        "ssh_key_create",
+    ],
     # Cross-field and computed rules: a config's check_timeout below check_interval, https with a
     # matching certificate and key, ports only for TCP/UDP and ranges ascending, CPU alerts up to
     # 100 per vCPU of the instance's type, a card's Luhn digit and expiry in the future (the

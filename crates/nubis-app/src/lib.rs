@@ -24,6 +24,7 @@ pub mod profile;
 pub mod runtime;
 pub mod service_transfer;
 pub mod signin;
+pub mod sshkeys;
 pub mod tokens;
 mod transfer;
 pub mod users;

@@ -35,9 +35,10 @@ pub(crate) type WriteFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Se
 /// `App::balancer_firewalls_changed`, so that the many firewalls of instances do not reload it.)
 const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nodebalancer_nodes"];
 
-/// How many times a write runs again after serialization failures before it gives up (503).
-/// (A unique violation that the operation did not turn into a field error runs it once more.)
-const ATTEMPTS: u32 = 30;
+/// How many times a write runs again after serialization failures before it gives up (503):
+/// with [`backoff`], about four seconds of trying. (A unique violation that the operation did not
+/// turn into a field error runs it once more.)
+const ATTEMPTS: u32 = 40;
 
 /// What a write decided: keep what it did, or keep nothing and answer all the same (an answer
 /// that refuses what was asked, once what it depended on was read).
@@ -121,10 +122,12 @@ impl App {
     }
 }
 
-/// A short pause that grows with the attempt, with a little jitter so that writers that
-/// collided do not collide again.
+/// A pause that doubles with the attempt from 2 ms up to 64 ms, plus a random part as long as
+/// the fixed one, so that writers that collided spread out instead of colliding again (a
+/// transaction touching many small tables, whose scans PostgreSQL locks whole under
+/// SERIALIZABLE, can meet many concurrent writers at once).
 fn backoff(attempt: u32) -> Duration {
     use rand::RngExt;
-    let jitter: u64 = rand::rng().random_range(0..5);
-    Duration::from_millis(u64::from(attempt.min(10)) * 2 + jitter)
+    let base = 1u64 << attempt.clamp(1, 6);
+    Duration::from_millis(base + rand::rng().random_range(0..=base))
 }

@@ -14,6 +14,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(routes::catalog::router())
         .merge(routes::profile::router())
+        .merge(routes::sshkeys::router())
         .merge(routes::users::router())
         .merge(routes::account::router())
         .merge(routes::billing::router())

@@ -227,6 +227,13 @@ fn filterable(path: &str) -> Option<&'static [&'static str]> {
         "/v4/vpcs" => VPC_FILTERABLE,
         "/v4/vpcs/ips" | "/v4/vpcs/{vpc_id}/ips" => VPC_IP_FILTERABLE,
         "/v4/vpcs/{vpc_id}/subnets" => SUBNET_FILTERABLE,
+        "/v4/compute/instances/{instance_id}/configs" => nubis_model::instance_profile::CONFIG_FILTERABLE,
+        "/v4/compute/instances/{instance_id}/disks" => nubis_model::instance_profile::DISK_FILTERABLE,
+        "/v4/compute/instances/{instance_id}/interfaces/history" => {
+            nubis_model::instance_profile::INTERFACE_HISTORY_FILTERABLE
+        }
+        "/v4/compute/instances/{instance_id}/interfaces/{interface_id}/firewalls" => FIREWALL_FILTERABLE,
+        "/v4/profile/sshkeys" => nubis_model::instance_profile::SSH_KEY_FILTERABLE,
         _ => return None,
     })
 }

@@ -65,6 +65,10 @@ pub struct AccountView {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AccountSettings {
     pub backups_enabled: bool,
+    /// Which interfaces new instances get: `legacy_config_only`,
+    /// `legacy_config_default_but_linode_allowed`, `linode_default_but_legacy_config_allowed` or
+    /// `linode_only`.
+    pub interfaces_for_new_linodes: String,
     pub longview_subscription: Option<String>,
     pub managed: bool,
     pub network_helper: bool,

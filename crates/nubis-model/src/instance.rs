@@ -17,10 +17,16 @@ pub enum Status {
     ShuttingDown,
     Rebooting,
     Deleting,
+    /// A new image is being deployed (rebuild).
+    Rebuilding,
+    /// Moving to another plan (resize, mutate).
+    Resizing,
+    /// Moving to another host or region (migrate).
+    Migrating,
 }
 
 impl Status {
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 10] = [
         Status::Provisioning,
         Status::Offline,
         Status::Booting,
@@ -28,6 +34,9 @@ impl Status {
         Status::ShuttingDown,
         Status::Rebooting,
         Status::Deleting,
+        Status::Rebuilding,
+        Status::Resizing,
+        Status::Migrating,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,6 +48,9 @@ impl Status {
             Status::ShuttingDown => "shutting_down",
             Status::Rebooting => "rebooting",
             Status::Deleting => "deleting",
+            Status::Rebuilding => "rebuilding",
+            Status::Resizing => "resizing",
+            Status::Migrating => "migrating",
         }
     }
 
@@ -48,7 +60,16 @@ impl Status {
 
     /// A state the runtime moves out of by itself.
     pub fn is_transitional(self) -> bool {
-        matches!(self, Status::Provisioning | Status::Booting | Status::ShuttingDown | Status::Rebooting)
+        matches!(
+            self,
+            Status::Provisioning
+                | Status::Booting
+                | Status::ShuttingDown
+                | Status::Rebooting
+                | Status::Rebuilding
+                | Status::Resizing
+                | Status::Migrating
+        )
     }
 
     /// The instance has been powered on with its configuration: its interfaces are active.
@@ -123,6 +144,8 @@ pub struct Instance {
     pub lke_cluster_id: Option<i64>,
     pub placement_group: Option<serde_json::Value>,
     pub disk_encryption: String,
+    /// `legacy_config` (interfaces on configuration profiles) or `linode` (Linode interfaces).
+    pub interface_generation: String,
     pub capabilities: Vec<String>,
     pub site_type: String,
     pub created: Timestamp,

@@ -14,6 +14,7 @@ pub mod filter;
 pub mod firewall;
 pub mod grants;
 pub mod instance;
+pub mod instance_profile;
 pub mod ip;
 pub mod money;
 pub mod nodebalancer;

@@ -12,6 +12,8 @@ pub struct SubnetInterface {
     pub id: i64,
     /// The instance is powered on with the configuration this interface belongs to.
     pub active: bool,
+    /// The configuration profile of the interface (null for a Linode interface).
+    pub config_id: Option<i64>,
 }
 
 /// An instance with at least one interface on a subnet.
@@ -49,7 +51,8 @@ pub struct VpcIp {
     pub address: Option<String>,
     pub address_range: Option<String>,
     pub active: bool,
-    pub config_id: i64,
+    /// The configuration profile of the interface (null for a Linode interface).
+    pub config_id: Option<i64>,
     pub gateway: Option<String>,
     pub interface_id: i64,
     pub instance_id: i64,

@@ -30,15 +30,19 @@ async fn boot_data(h: Handle<'_>, instance_id: i64) -> Result<Option<BootData>> 
 }
 
 impl Tx<'_> {
-    /// Records an instance's boot data (at creation).
-    pub async fn instance_boot_data_insert(&mut self, instance_id: i64, data: &BootData) -> Result<()> {
+    /// Records an instance's boot data (at creation and rebuild; a rebuild replaces it).
+    pub async fn instance_boot_data_set(&mut self, instance_id: i64, data: &BootData) -> Result<()> {
         let keys = serde_json::to_string(&data.authorized_keys).unwrap_or_else(|_| "[]".into());
-        query("INSERT INTO instance_boot_data (instance_id, user_data, authorized_keys) VALUES ($1, $2, $3)")
-            .bind(instance_id)
-            .bind(data.user_data.clone())
-            .bind(keys)
-            .execute(self.h())
-            .await?;
+        query(
+            "INSERT INTO instance_boot_data (instance_id, user_data, authorized_keys) VALUES ($1, $2, $3) \
+                ON CONFLICT (instance_id) DO UPDATE SET user_data = excluded.user_data, \
+                authorized_keys = excluded.authorized_keys",
+        )
+        .bind(instance_id)
+        .bind(data.user_data.clone())
+        .bind(keys)
+        .execute(self.h())
+        .await?;
         Ok(())
     }
 

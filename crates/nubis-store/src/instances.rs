@@ -37,15 +37,21 @@ pub struct InstanceRow {
     pub extra_ipv4_allowed: bool,
     /// The instance is being live-migrated (firewall changes are refused meanwhile).
     pub live_migration: bool,
+    /// The configuration profile it was last booted with.
+    pub boot_config_id: Option<i64>,
+    /// `legacy_config` (interfaces on configuration profiles) or `linode` (Linode interfaces).
+    pub interface_generation: String,
+    pub network_helper: bool,
     pub created: Timestamp,
     pub updated: Timestamp,
 }
 
-const COLS: &str = "id, account_id, label, region, type, image, status, target_status, op_seq, op_event_id, \
-                    op_username, tags, grp, alerts, watchdog_enabled, backups_enabled, has_user_data, host_uuid, \
-                    extra_ipv4_allowed, live_migration, created, updated";
+pub(crate) const COLS: &str = "id, account_id, label, region, type, image, status, target_status, op_seq, \
+                    op_event_id, op_username, tags, grp, alerts, watchdog_enabled, backups_enabled, has_user_data, \
+                    host_uuid, extra_ipv4_allowed, live_migration, boot_config_id, interface_generation, network_helper, \
+                    created, updated";
 
-fn instance(r: &Row) -> Result<InstanceRow> {
+pub(crate) fn instance(r: &Row) -> Result<InstanceRow> {
     let tags: Vec<String> = serde_json::from_str(&r.str("tags")?).map_err(Error::internal)?;
     let alerts: Alerts = serde_json::from_str(&r.str("alerts")?).map_err(Error::internal)?;
     Ok(InstanceRow {
@@ -69,6 +75,9 @@ fn instance(r: &Row) -> Result<InstanceRow> {
         host_uuid: r.str("host_uuid")?,
         extra_ipv4_allowed: r.bool("extra_ipv4_allowed")?,
         live_migration: r.bool("live_migration")?,
+        boot_config_id: r.opt_i64("boot_config_id")?,
+        interface_generation: r.str("interface_generation")?,
+        network_helper: r.bool("network_helper")?,
         created: r.ts("created")?,
         updated: r.ts("updated")?,
     })
@@ -90,6 +99,8 @@ pub struct NewInstance<'a> {
     pub backups_enabled: bool,
     pub has_user_data: bool,
     pub host_uuid: &'a str,
+    pub interface_generation: &'a str,
+    pub network_helper: bool,
     pub created: Timestamp,
 }
 
@@ -117,8 +128,9 @@ impl Tx<'_> {
     pub async fn instance_insert(&mut self, i: &NewInstance<'_>) -> Result<InstanceRow> {
         let sql = format!(
             "INSERT INTO instances (account_id, label, region, type, image, status, target_status, op_username, \
-             root_pass_hash, tags, grp, alerts, backups_enabled, has_user_data, host_uuid, created, updated) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) RETURNING {COLS}"
+             root_pass_hash, tags, grp, alerts, backups_enabled, has_user_data, host_uuid, created, updated, \
+             interface_generation, network_helper) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18) RETURNING {COLS}"
         );
         let row = query(sql)
             .bind(i.account_id)
@@ -137,6 +149,8 @@ impl Tx<'_> {
             .bind(i.has_user_data)
             .bind(i.host_uuid)
             .bind(i.created.to_string())
+            .bind(i.interface_generation)
+            .bind(i.network_helper)
             .fetch_one(self.h())
             .await?;
         instance(&row)
@@ -240,8 +254,8 @@ impl Tx<'_> {
         row.as_ref().map(instance).transpose()
     }
 
-    /// Deletes an instance with everything that hangs on it: interfaces, addresses, ranges
-    /// routed to it, shares both ways.
+    /// Deletes an instance with everything that hangs on it: interfaces (and their history),
+    /// configuration profiles, disks, addresses, ranges routed to it, shares both ways.
     pub async fn instance_delete(&mut self, id: i64) -> Result<()> {
         for sql in [
             "DELETE FROM ip_shares WHERE instance_id = $1",
@@ -250,6 +264,9 @@ impl Tx<'_> {
             "DELETE FROM ipv6_ranges WHERE instance_id = $1",
             "DELETE FROM ip_addresses WHERE instance_id = $1",
             "DELETE FROM instance_interfaces WHERE instance_id = $1",
+            "DELETE FROM instance_interface_history WHERE instance_id = $1",
+            "DELETE FROM instance_configs WHERE instance_id = $1",
+            "DELETE FROM instance_disks WHERE instance_id = $1",
             "DELETE FROM instances WHERE id = $1",
         ] {
             query(sql).bind(id).execute(self.h()).await?;
@@ -277,6 +294,90 @@ impl Tx<'_> {
         };
         let n = query(sql).bind(id).bind(on).execute(self.h()).await?;
         Ok(n > 0)
+    }
+}
+
+/// What the lifecycle operations change on an instance (profiles, rebuild, resize, migrate,
+/// interfaces); each returns the record as written.
+impl Tx<'_> {
+    async fn instance_set(&mut self, id: i64, set: &str, v: crate::db::Val, now: Timestamp) -> Result<InstanceRow> {
+        let sql = format!("UPDATE instances SET {set} = $2, updated = $3 WHERE id = $1 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(v).bind(now.to_string()).fetch_one(self.h()).await?;
+        instance(&row)
+    }
+
+    /// The profile the instance boots with from now on.
+    pub async fn instance_set_boot_config(&mut self, id: i64, config_id: Option<i64>) -> Result<()> {
+        query("UPDATE instances SET boot_config_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(config_id)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// A new image deployed (rebuild): the image, the root password's hash and whether user data
+    /// came with it.
+    pub async fn instance_deploy(
+        &mut self,
+        id: i64,
+        image: &str,
+        root_pass_hash: Option<&str>,
+        has_user_data: bool,
+        now: Timestamp,
+    ) -> Result<InstanceRow> {
+        let sql = format!(
+            "UPDATE instances SET image = $2, root_pass_hash = $3, has_user_data = $4, updated = $5 WHERE id = $1 \
+             RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(id)
+            .bind(image)
+            .bind(root_pass_hash)
+            .bind(has_user_data)
+            .bind(now.to_string())
+            .fetch_one(self.h())
+            .await?;
+        instance(&row)
+    }
+
+    pub async fn instance_set_root_pass(&mut self, id: i64, hash: &str, now: Timestamp) -> Result<InstanceRow> {
+        self.instance_set(id, "root_pass_hash", hash.into(), now).await
+    }
+
+    /// A new plan (resize, mutate).
+    pub async fn instance_set_type(&mut self, id: i64, kind: &str, now: Timestamp) -> Result<InstanceRow> {
+        self.instance_set(id, "type", kind.into(), now).await
+    }
+
+    /// A new region (cross data center migration).
+    pub async fn instance_set_region(&mut self, id: i64, region: &str, now: Timestamp) -> Result<InstanceRow> {
+        self.instance_set(id, "region", region.into(), now).await
+    }
+
+    pub async fn instance_set_interface_generation(
+        &mut self,
+        id: i64,
+        generation: &str,
+        now: Timestamp,
+    ) -> Result<InstanceRow> {
+        self.instance_set(id, "interface_generation", generation.into(), now).await
+    }
+
+    /// The instance's remaining addresses and its interfaces move to `region` (a cross data
+    /// center migration; the instance record itself moves with [`Tx::instance_set_region`]).
+    pub async fn instance_move_region(&mut self, id: i64, region: &str) -> Result<()> {
+        for sql in [
+            "UPDATE ip_addresses SET region = $2 WHERE instance_id = $1",
+            "UPDATE instance_interfaces SET region = $2 WHERE instance_id = $1",
+        ] {
+            query(sql).bind(id).bind(region).execute(self.h()).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn instance_set_network_helper(&mut self, id: i64, on: bool, now: Timestamp) -> Result<InstanceRow> {
+        self.instance_set(id, "network_helper", on.into(), now).await
     }
 }
 
@@ -317,7 +418,8 @@ impl Store {
 const INSTANCE_LIST: Listing<'static> = Listing {
     select: "SELECT i.id, i.account_id, i.label, i.region, i.type, i.image, i.status, i.target_status, i.op_seq, \
              i.op_event_id, i.op_username, i.tags, i.grp, i.alerts, i.watchdog_enabled, i.backups_enabled, \
-             i.has_user_data, i.host_uuid, i.extra_ipv4_allowed, i.live_migration, i.created, i.updated \
+             i.has_user_data, i.host_uuid, i.extra_ipv4_allowed, i.live_migration, i.boot_config_id, \
+             i.interface_generation, i.network_helper, i.created, i.updated \
              FROM instances i",
     from: "FROM instances i",
     scope: "i.account_id",

@@ -1,5 +1,7 @@
 //! Network interfaces of instances: public, VLAN (by label) and VPC (on a subnet, with an
-//! address in it that is unique by constraint). VLANs exist through these rows.
+//! address in it that is unique by constraint). VLANs exist through these rows. An interface
+//! belongs to a configuration profile (`config_id`), or, without one, is a Linode interface (the
+//! newer generation, on the instance itself).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -17,7 +19,9 @@ pub struct InterfaceRow {
     pub instance_id: i64,
     pub account_id: i64,
     pub region: String,
-    /// 0 for eth0, 1 for eth1, 2 for eth2.
+    /// The configuration profile; `None` for a Linode interface.
+    pub config_id: Option<i64>,
+    /// Unique per instance; the order of a profile's (or the instance's Linode) interfaces.
     pub position: i64,
     /// `public`, `vlan` or `vpc`.
     pub purpose: String,
@@ -30,11 +34,18 @@ pub struct InterfaceRow {
     pub vpc_ipv4: Option<String>,
     /// The public IPv4 address in 1:1 NAT with the VPC address.
     pub nat_1_1: Option<String>,
+    /// A Linode interface carries the IPv4 / IPv6 default route.
+    pub default_ipv4: bool,
+    pub default_ipv6: bool,
+    /// Bumped by every change of a Linode interface.
+    pub version: i64,
     pub created: Timestamp,
+    pub updated: Timestamp,
 }
 
-const COLS: &str = "id, instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, \
-                    vpc_id, subnet_id, vpc_ipv4, nat_1_1, created";
+const COLS: &str = "id, instance_id, account_id, region, config_id, position, purpose, is_primary, label, \
+                    ipam_address, vpc_id, subnet_id, vpc_ipv4, nat_1_1, default_ipv4, default_ipv6, version, \
+                    created, updated";
 
 pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
     Ok(InterfaceRow {
@@ -42,6 +53,7 @@ pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
         instance_id: r.i64("instance_id")?,
         account_id: r.i64("account_id")?,
         region: r.str("region")?,
+        config_id: r.opt_i64("config_id")?,
         position: r.i64("position")?,
         purpose: r.str("purpose")?,
         primary: r.bool("is_primary")?,
@@ -51,7 +63,14 @@ pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
         subnet_id: r.opt_i64("subnet_id")?,
         vpc_ipv4: r.opt_str("vpc_ipv4")?,
         nat_1_1: r.opt_str("nat_1_1")?,
+        default_ipv4: r.bool("default_ipv4")?,
+        default_ipv6: r.bool("default_ipv6")?,
+        version: r.i64("version")?,
         created: r.ts("created")?,
+        updated: match r.opt_ts("updated")? {
+            Some(t) => t,
+            None => r.ts("created")?,
+        },
     })
 }
 
@@ -60,6 +79,8 @@ pub struct NewInterface<'a> {
     pub instance_id: i64,
     pub account_id: i64,
     pub region: &'a str,
+    pub config_id: Option<i64>,
+    /// Unique per instance (see [`Tx::interface_next_position`]).
     pub position: i64,
     pub purpose: &'a str,
     pub primary: bool,
@@ -69,6 +90,8 @@ pub struct NewInterface<'a> {
     pub subnet_id: Option<i64>,
     pub vpc_ipv4: Option<(String, u32)>,
     pub nat_1_1: Option<&'a str>,
+    pub default_ipv4: bool,
+    pub default_ipv6: bool,
     pub created: Timestamp,
 }
 
@@ -86,8 +109,9 @@ impl Tx<'_> {
     pub async fn interface_insert(&mut self, i: &NewInterface<'_>) -> Result<InterfaceRow> {
         let sql = format!(
             "INSERT INTO instance_interfaces (instance_id, account_id, region, position, purpose, is_primary, label, \
-             ipam_address, vpc_id, subnet_id, vpc_ipv4, vpc_v4, nat_1_1, created) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING {COLS}"
+             ipam_address, vpc_id, subnet_id, vpc_ipv4, vpc_v4, nat_1_1, created, config_id, default_ipv4, \
+             default_ipv6, updated) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $14) RETURNING {COLS}"
         );
         let row = query(sql)
             .bind(i.instance_id)
@@ -104,6 +128,9 @@ impl Tx<'_> {
             .bind(i.vpc_ipv4.as_ref().map(|(_, n)| i64::from(*n)))
             .bind(i.nat_1_1)
             .bind(i.created.to_string())
+            .bind(i.config_id)
+            .bind(i.default_ipv4)
+            .bind(i.default_ipv6)
             .fetch_one(self.h())
             .await?;
         interface(&row)
@@ -174,6 +201,92 @@ impl Tx<'_> {
         query("DELETE FROM instance_interfaces WHERE instance_id = $1").bind(instance_id).execute(self.h()).await?;
         Ok(())
     }
+
+    /// One interface of an instance with its row lock taken (a no-op update), read inside the
+    /// transaction.
+    pub async fn interface_lock(&mut self, instance_id: i64, id: i64) -> Result<Option<InterfaceRow>> {
+        let sql = format!(
+            "UPDATE instance_interfaces SET version = version WHERE id = $1 AND instance_id = $2 RETURNING {COLS}"
+        );
+        query(sql).bind(id).bind(instance_id).fetch_optional(self.h()).await?.as_ref().map(interface).transpose()
+    }
+
+    /// Every interface of an instance (of every profile, and its Linode interfaces), in position
+    /// order, read inside the transaction.
+    pub async fn interfaces_of_instance(&mut self, instance_id: i64) -> Result<Vec<InterfaceRow>> {
+        let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE instance_id = $1 ORDER BY position, id");
+        query(sql).bind(instance_id).fetch_all(self.h()).await?.iter().map(interface).collect()
+    }
+
+    /// The position after every interface of the instance.
+    pub async fn interface_next_position(&mut self, instance_id: i64) -> Result<i64> {
+        let n = query("SELECT COALESCE(MAX(position) + 1, 0) FROM instance_interfaces WHERE instance_id = $1")
+            .bind(instance_id)
+            .fetch_i64(self.h())
+            .await?;
+        Ok(n)
+    }
+
+    pub async fn interface_delete(&mut self, id: i64) -> Result<()> {
+        query("DELETE FROM instance_interfaces WHERE id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
+    }
+
+    /// Moves an interface to another profile of its instance (a rebuild's new profile).
+    pub async fn interface_move_to_config(&mut self, id: i64, config_id: i64) -> Result<()> {
+        query("UPDATE instance_interfaces SET config_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(config_id)
+            .execute(self.h())
+            .await?;
+        Ok(())
+    }
+
+    /// Gives the interfaces `ids` (of one instance) the positions `positions`, in that order;
+    /// positions stay unique per instance throughout.
+    pub async fn interfaces_reposition(&mut self, ids: &[i64], positions: &[i64]) -> Result<()> {
+        for id in ids {
+            query("UPDATE instance_interfaces SET position = -1 - id WHERE id = $1")
+                .bind(*id)
+                .execute(self.h())
+                .await?;
+        }
+        for (id, p) in ids.iter().zip(positions) {
+            query("UPDATE instance_interfaces SET position = $2 WHERE id = $1")
+                .bind(*id)
+                .bind(*p)
+                .execute(self.h())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes an interface's changeable fields as `f` holds them; `bump` moves its version on.
+    /// A VPC address already used in the subnet is `Error::Unique`.
+    pub async fn interface_save(&mut self, f: &InterfaceRow, bump: bool, now: Timestamp) -> Result<InterfaceRow> {
+        let v4 =
+            f.vpc_ipv4.as_deref().and_then(|a| a.parse::<std::net::Ipv4Addr>().ok()).map(|a| i64::from(u32::from(a)));
+        let sql = format!(
+            "UPDATE instance_interfaces SET is_primary = $2, label = $3, ipam_address = $4, vpc_ipv4 = $5, vpc_v4 = $6, \
+             nat_1_1 = $7, default_ipv4 = $8, default_ipv6 = $9, version = version + $10, updated = $11 \
+             WHERE id = $1 RETURNING {COLS}"
+        );
+        let row = query(sql)
+            .bind(f.id)
+            .bind(f.primary)
+            .bind(f.label.as_deref())
+            .bind(f.ipam_address.as_deref())
+            .bind(f.vpc_ipv4.as_deref())
+            .bind(v4)
+            .bind(f.nat_1_1.as_deref())
+            .bind(f.default_ipv4)
+            .bind(f.default_ipv6)
+            .bind(i64::from(bump))
+            .bind(now.to_string())
+            .fetch_one(self.h())
+            .await?;
+        interface(&row)
+    }
 }
 
 impl Store {
@@ -189,6 +302,24 @@ impl Store {
 }
 
 impl Store {
+    /// One interface of an instance.
+    pub async fn interface_get(&self, instance_id: i64, id: i64) -> Result<Option<InterfaceRow>> {
+        let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE id = $1 AND instance_id = $2");
+        query(sql).bind(id).bind(instance_id).fetch_optional(self.r()).await?.as_ref().map(interface).transpose()
+    }
+
+    /// Every interface of an instance, in position order.
+    pub async fn interfaces_of_instance(&self, instance_id: i64) -> Result<Vec<InterfaceRow>> {
+        let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE instance_id = $1 ORDER BY position, id");
+        query(sql).bind(instance_id).fetch_all(self.r()).await?.iter().map(interface).collect()
+    }
+
+    /// The interfaces of some profiles, in position order.
+    pub async fn interfaces_of_configs(&self, config_ids: &[i64]) -> Result<Vec<InterfaceRow>> {
+        let select = format!("SELECT {COLS} FROM instance_interfaces");
+        self.fetch_in(&select, "config_id", crate::sql::Keys::Ids(config_ids), "position, id", interface).await
+    }
+
     /// The interfaces of some instances, in id order.
     pub async fn interfaces_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<InterfaceRow>> {
         let select = format!("SELECT {COLS} FROM instance_interfaces");

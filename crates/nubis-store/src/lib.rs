@@ -17,8 +17,10 @@ pub mod billing;
 pub mod boot_data;
 mod cache;
 mod children;
+pub mod configs;
 pub mod controls;
 pub(crate) mod db;
+pub mod disks;
 pub mod events;
 pub mod files;
 pub mod firewalls;
@@ -28,6 +30,7 @@ pub mod interfaces;
 pub mod ip_list;
 pub mod ips;
 pub mod leases;
+pub mod linode_interfaces;
 pub mod logins;
 pub mod nodebalancers;
 pub mod oauth;
@@ -37,6 +40,7 @@ pub mod ranges;
 mod rows;
 pub mod service_transfers;
 mod sql;
+pub mod sshkeys;
 pub mod tokens;
 pub mod users;
 pub mod vpcs;
@@ -133,6 +137,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(18, "signin_hardening", "0018_signin_hardening.sql"),
     migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
     migration!(20, "instance_boot_data", "0020_instance_boot_data.sql"),
+    migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
+    migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
+    migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
 ];
 
 impl Store {

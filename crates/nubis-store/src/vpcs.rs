@@ -248,8 +248,10 @@ const VPC_LIST: Listing<'static> = Listing {
     kept_count: Some("vpcs"),
 };
 
-/// Whether an instance in this status has its interfaces active (as `Status::is_powered`).
-const POWERED: &str = "i.status IN ('booting', 'running', 'shutting_down', 'rebooting')";
+/// Whether an interface is active: its instance is powered on (as `Status::is_powered`) with the
+/// interface's configuration profile (a Linode interface has none).
+const POWERED: &str = "(i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
+                       AND (f.config_id IS NULL OR f.config_id = i.boot_config_id))";
 
 /// A VPC interface with its subnet and whether its instance is powered on.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,9 +264,11 @@ fn vpc_interface(r: &Row) -> Result<VpcInterface> {
     Ok(VpcInterface { interface: crate::interfaces::interface(r)?, active: r.bool("is_active")? })
 }
 
-const VPC_IP_SELECT: &str = "SELECT f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, \
-     f.label, f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
-     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active \
+const VPC_IP_SELECT: &str = "SELECT f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, \
+     f.is_primary, f.label, f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, \
+     f.version, f.created, f.updated, \
+     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
+     AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active \
      FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id JOIN vpc_subnets s ON s.id = f.subnet_id";
 
 const VPC_IP_LIST: Listing<'static> = Listing {
@@ -274,7 +278,7 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     and: " AND f.purpose = 'vpc'",
     cols: &[
         Column { path: "active", expr: POWERED, kind: ColKind::Bool },
-        Column { path: "config_id", expr: "f.instance_id", kind: ColKind::Int },
+        Column { path: "config_id", expr: "f.config_id", kind: ColKind::Int },
         Column { path: "instance_id", expr: "f.instance_id", kind: ColKind::Int },
         Column { path: "region", expr: "f.region", kind: ColKind::Text },
         Column { path: "vpc_id", expr: "s.vpc_id", kind: ColKind::Int },
@@ -291,9 +295,11 @@ macro_rules! subnet_parts {
     (columns) => {
         "s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
          s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
-         f.id, f.instance_id, f.account_id, f.region, f.position, f.purpose, f.is_primary, f.label, f.ipam_address, \
-         f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.created, \
-         CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') THEN 1 ELSE 0 END AS is_active"
+         f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, f.is_primary, f.label, \
+         f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, f.version, \
+         f.created, f.updated, \
+         CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
+         AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active"
     };
     (joins) => {
         " LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \

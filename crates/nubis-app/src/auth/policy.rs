@@ -358,6 +358,68 @@ ops! {
     ChildAccountList = "child_account_list" => child(RO);
     ChildAccountGet = "child_account_get" => child(RO);
     ChildAccountToken = "child_account_token" => child(RW);
+
+    // Instances beyond the spec's resources, as the hosted API serves them: configuration
+    // profiles and their interfaces, disks, lifecycle actions, usage and Linode interfaces (each
+    // needs the instance's grant: read_only to read, read_write to change; a clone reads its
+    // source and checks `add_instances` itself). SSH keys are the caller's own profile's.
+    InstanceConfigList = "instance_config_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceConfigCreate = "instance_config_create" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigGet = "instance_config_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceConfigUpdate = "instance_config_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigDelete = "instance_config_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigInterfaceList = "instance_config_interface_list" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceConfigInterfaceCreate = "instance_config_interface_create" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigInterfaceGet = "instance_config_interface_get" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceConfigInterfaceUpdate = "instance_config_interface_update" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigInterfaceDelete = "instance_config_interface_delete" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceConfigInterfacesOrder = "instance_config_interfaces_order" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskList = "instance_disk_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceDiskCreate = "instance_disk_create" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskGet = "instance_disk_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceDiskUpdate = "instance_disk_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskDelete = "instance_disk_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskClone = "instance_disk_clone" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskResize = "instance_disk_resize" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceDiskPasswordReset = "instance_disk_password_reset" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceRebuild = "instance_rebuild" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceResize = "instance_resize" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceMutate = "instance_mutate" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceMigrate = "instance_migrate" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceClone = "instance_clone" => entity(Area::Instances, RW, GrantKind::Instance, P_RO);
+    InstancePasswordReset = "instance_password_reset" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceRescue = "instance_rescue" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceTransferGet = "instance_transfer_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceTransferMonth = "instance_transfer_month" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceStatsGet = "instance_stats_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceStatsMonth = "instance_stats_month" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfaceList = "instance_interface_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfaceCreate = "instance_interface_create" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceInterfaceGet = "instance_interface_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfaceUpdate = "instance_interface_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceInterfaceDelete = "instance_interface_delete" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceInterfaceHistory = "instance_interface_history" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfaceSettingsGet = "instance_interface_settings_get" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfaceSettingsUpdate = "instance_interface_settings_update" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceInterfaceFirewallsList = "instance_interface_firewalls_list" =>
+        entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceInterfacesUpgrade = "instance_interfaces_upgrade" =>
+        entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    SshKeyList = "ssh_key_list" => scoped(Area::Account, RO);
+    SshKeyCreate = "ssh_key_create" => scoped(Area::Account, RW);
+    SshKeyGet = "ssh_key_get" => scoped(Area::Account, RO);
+    SshKeyUpdate = "ssh_key_update" => scoped(Area::Account, RW);
+    SshKeyDelete = "ssh_key_delete" => scoped(Area::Account, RW);
 }
 
 #[cfg(test)]

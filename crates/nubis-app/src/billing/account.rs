@@ -107,9 +107,11 @@ impl App {
         self.account_view(actor.account_id()).await
     }
 
-    fn settings_of(b: &nubis_store::billing::BillingRow) -> AccountSettings {
+    fn settings_of(b: &nubis_store::billing::BillingRow, interfaces: Option<String>) -> AccountSettings {
         AccountSettings {
             backups_enabled: b.backups_enabled,
+            interfaces_for_new_linodes: interfaces
+                .unwrap_or_else(|| crate::instance::generation::DEFAULT_SETTING.to_string()),
             longview_subscription: None,
             managed: b.managed,
             network_helper: b.network_helper,
@@ -120,7 +122,7 @@ impl App {
     pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsGet).await?;
         let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
-        Ok(Self::settings_of(&b))
+        Ok(Self::settings_of(&b, self.store.account_interfaces_setting(actor.account_id()).await?))
     }
 
     pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
@@ -140,14 +142,25 @@ impl App {
                     if input.longview_subscription.is_some() {
                         p.add("longview_subscription", "Read-only: Longview is not offered by this cloud");
                     }
+                    if let Some(v) = &input.interfaces_for_new_linodes {
+                        p.check(
+                            crate::instance::generation::SETTINGS.contains(&v.as_str()),
+                            "interfaces_for_new_linodes",
+                            format!("Must be one of {}", crate::instance::generation::SETTINGS.join(", ")),
+                        );
+                    }
                     p.finish()?;
                     tx.billing_set_settings(actor.account_id(), input.backups_enabled, input.network_helper, None)
                         .await?;
-                    tx.billing_lock(actor.account_id()).await
+                    if let Some(v) = &input.interfaces_for_new_linodes {
+                        tx.account_set_interfaces_setting(actor.account_id(), v).await?;
+                    }
+                    let interfaces = tx.account_interfaces_setting(actor.account_id()).await?;
+                    Ok((tx.billing_lock(actor.account_id()).await?, interfaces))
                 })
             })
             .await?;
-        Ok(Self::settings_of(&b))
+        Ok(Self::settings_of(&b.0, b.1))
     }
 
     /// Turns the managed service on and sends the welcome message (once).

@@ -26,6 +26,9 @@ pub struct AccountUpdate {
 pub struct SettingsUpdate {
     pub backups_enabled: Option<bool>,
     pub network_helper: Option<bool>,
+    /// `legacy_config_only`, `legacy_config_default_but_linode_allowed`,
+    /// `linode_default_but_legacy_config_allowed` or `linode_only`.
+    pub interfaces_for_new_linodes: Option<String>,
     /// Read-only here (see managed-enable); accepted and ignored when unchanged.
     pub managed: Option<bool>,
     pub longview_subscription: Option<String>,

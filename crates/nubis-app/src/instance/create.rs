@@ -1,27 +1,21 @@
-//! Instance create: the request, its checks (all reported at once), the root password's
-//! strength and argon2 hash, and the one write transaction that stores the instance with its
-//! addresses (a public IPv4 from the region's pool, SLAAC and link-local IPv6, a private IPv4 on
-//! request) and interfaces, then hands the instance to the runtime.
+//! Instance create, the request and its checks (all reported at once). The write is in
+//! [`super::provision`].
 
-use nubis_ipam::{Ipv4Pool, MacAddr, link_local_address, slaac_address};
-use nubis_model::catalog::capability;
-use nubis_model::firewall::DeviceType;
-use nubis_model::grants::{GrantKind, Permission};
-use nubis_model::instance::{Alerts, Instance, Status};
-use nubis_model::{Error, Problems, Result, Timestamp};
-use nubis_store::Tx;
-use nubis_store::instances::{InstanceRow, NewInstance};
-use nubis_store::ips::{IpKind, IpRow, NewIp};
-use rand::RngExt;
+use nubis_model::catalog::{Image, capability};
+use nubis_model::{Error, Problems, Result};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::interfaces::{InterfaceRequest, ValidInterface, check_interfaces, create_interfaces};
-use super::{check_group, check_label, check_tags, instance_entity};
+use super::deploy::{self, SWAP, check_kernel, check_root_access};
+use super::interfaces::{ValidInterface, check_interfaces};
+use super::linode_request::{
+    DefaultRouteRequest, LinodeParts, PublicRequest, ValidLinodeInterface, VlanRequest, VpcRequest,
+    check_linode_interface, check_linode_set,
+};
+use super::{check_group, check_label, check_tags};
 use crate::App;
-use crate::auth::{Actor, Op};
+use crate::auth::Actor;
 use crate::catalog::RegionInfo;
-use crate::events::event;
 
 /// `POST /v4/compute/instances`. (No `Debug`: it carries the root password.)
 #[derive(Default, Deserialize, ToSchema)]
@@ -33,12 +27,14 @@ pub struct InstanceCreate {
     #[serde(rename = "type")]
     #[schema(required = true, value_type = String)]
     pub kind: Option<String>,
-    /// An image of the catalog; with an image, `root_pass` is required.
+    /// An image of the catalog: the instance gets a disk with it, a swap disk and a
+    /// configuration profile booting them.
     pub image: Option<String>,
     /// 7-128 characters with at least three of: lowercase letters, uppercase letters, digits,
-    /// other characters. Stored only as an argon2 hash, never returned.
+    /// other characters. Required with an image unless keys are given. Stored only as an argon2
+    /// hash, never returned.
     pub root_pass: Option<String>,
-    /// Boot after provisioning (default true); false leaves the instance `offline`.
+    /// Boot after provisioning: by default only when an image is deployed.
     pub booted: Option<bool>,
     /// Generated when omitted; 3-64 characters, unique among the account's instances.
     #[schema(schema_with = super::label_schema)]
@@ -49,27 +45,52 @@ pub struct InstanceCreate {
     pub group: Option<String>,
     /// Also give the instance a private IPv4 address from `192.168.128.0/17`.
     pub private_ip: Option<bool>,
-    /// Up to three interfaces (eth0..eth2): `public`, `vlan` (by label; created on first use) or
-    /// `vpc` (on a subnet).
+    /// `legacy_config` (interfaces on the configuration profile) or `linode` (Linode
+    /// interfaces); the account's `interfaces_for_new_linodes` gives the default and the
+    /// choices.
+    pub interface_generation: Option<String>,
+    /// Up to three interfaces. With profile interfaces: `public`, `vlan` (by label; created on
+    /// first use) or `vpc` (on a subnet), in eth0..eth2 order. With Linode interfaces: each one
+    /// of `public`, `vpc` or `vlan` with its default route.
     #[schema(schema_with = interfaces_schema)]
     #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub interfaces: Option<Vec<InterfaceRequest>>,
+    /// Network Helper for the instance's profile; the account setting when omitted.
+    pub network_helper: Option<bool>,
+    /// The kernel of the profile an image deployment makes (default `linode/grub2`).
+    pub kernel: Option<String>,
+    /// The size of the image's disk in MB (default: the plan's disk less the swap disk).
+    pub boot_size: Option<i64>,
     /// A firewall to assign the instance to (read_write access to it is required).
     pub firewall_id: Option<i64>,
     pub backups_enabled: Option<bool>,
     /// Backups are not offered: only null.
     #[schema(schema_with = nubis_model::schema::null_only)]
     pub backup_id: Option<i64>,
+    /// Public keys installed for root when an image is deployed.
     pub authorized_keys: Option<Vec<String>>,
+    /// Users of the account whose profile SSH keys are installed for root.
     pub authorized_users: Option<Vec<String>>,
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub metadata: Option<Metadata>,
+    /// The swap disk of an image deployment, MB (default 512).
     #[schema(schema_with = swap_schema)]
     pub swap_size: Option<i64>,
     /// StackScripts are not offered: only null.
     #[schema(schema_with = nubis_model::schema::null_only)]
     pub stackscript_id: Option<i64>,
     pub stackscript_data: Option<serde_json::Value>,
+    /// Only `disabled`: local disk encryption is not offered.
+    #[schema(schema_with = disk_encryption_schema)]
+    pub disk_encryption: Option<String>,
+    /// Placement groups are not offered: only null.
+    #[schema(schema_with = nubis_model::schema::null_only)]
+    pub placement_group: Option<serde_json::Value>,
+    /// Only `linode/migrate` (host maintenance does not happen here).
+    #[schema(schema_with = maintenance_schema)]
+    pub maintenance_policy: Option<String>,
+    /// Reserved IPv4 addresses are not offered: empty or null.
+    pub ipv4: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -78,29 +99,88 @@ pub struct Metadata {
     pub user_data: Option<String>,
 }
 
-/// The reference's message for a weak password.
-const WEAK_PASSWORD: &str = "Password does not meet strength requirement: use 7-128 characters with at least three of \
-                             lowercase letters, uppercase letters, digits and other characters";
-
-/// The root password's rule: 7..128 characters (the reference's `minLength`/`maxLength`) and a
-/// strength requirement, here at least three of the four character classes.
-pub(crate) fn root_pass_ok(pw: &str) -> bool {
-    let n = pw.chars().count();
-    let classes = [
-        pw.chars().any(|c| c.is_lowercase()),
-        pw.chars().any(|c| c.is_uppercase()),
-        pw.chars().any(|c| c.is_ascii_digit()),
-        pw.chars().any(|c| !c.is_alphanumeric()),
-    ];
-    (7..=128).contains(&n) && classes.iter().filter(|x| **x).count() >= 3
+/// One interface of a create request or a profile: a profile interface (reference
+/// `LinodeConfigInterface`: `purpose`...) or, for an instance with Linode interfaces, a Linode
+/// interface (`public`, `vpc` or `vlan`...).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceRequest {
+    /// `public`, `vlan` or `vpc`.
+    pub purpose: Option<String>,
+    /// The VLAN's label (vlan interfaces; empty or null otherwise).
+    pub label: Option<String>,
+    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
+    pub ipam_address: Option<String>,
+    pub primary: Option<bool>,
+    /// The subnet (vpc interfaces).
+    pub subnet_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub ipv4: Option<InterfaceIpv4Request>,
+    /// Routed ranges are not offered: empty or null.
+    pub ip_ranges: Option<Vec<String>>,
+    /// IPv6 on VPC interfaces is not offered: only null.
+    #[schema(schema_with = nubis_model::schema::null_only)]
+    pub ipv6: Option<serde_json::Value>,
+    /// Linode interfaces: a firewall the instance is assigned to.
+    pub firewall_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub default_route: Option<DefaultRouteRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub public: Option<PublicRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub vpc: Option<VpcRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub vlan: Option<VlanRequest>,
+    #[schema(schema_with = nubis_model::schema::null_only)]
+    pub rdma_vpc: Option<serde_json::Value>,
 }
 
-fn looks_like_ssh_key(k: &str) -> bool {
-    let mut parts = k.split_whitespace();
-    let (Some(kind), Some(body)) = (parts.next(), parts.next()) else { return false };
-    (kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-"))
-        && body.len() >= 16
-        && body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
+impl InterfaceRequest {
+    /// A profile interface names none of a Linode interface's fields.
+    pub(crate) fn refuse_linode_fields(&self, p: &mut Problems) {
+        let reason = "Only for Linode interfaces (interface_generation linode)";
+        p.check(self.firewall_id.is_none(), "firewall_id", reason);
+        p.check(self.default_route.is_none(), "default_route", reason);
+        p.check(self.public.is_none(), "public", reason);
+        p.check(self.vpc.is_none(), "vpc", reason);
+        p.check(self.vlan.is_none(), "vlan", reason);
+        p.check(self.rdma_vpc.is_none(), "rdma_vpc", "RDMA VPC interfaces are not offered");
+        p.check(self.ipv6.is_none(), "ipv6", "IPv6 on VPC interfaces is not offered");
+    }
+
+    /// It names a Linode interface's fields and none of a profile interface's.
+    fn is_linode_shaped(&self) -> bool {
+        self.purpose.is_none() && (self.public.is_some() || self.vpc.is_some() || self.vlan.is_some())
+    }
+
+    /// The Linode interface this request describes (its profile-interface fields refused).
+    fn as_linode(&self, p: &mut Problems) -> LinodeParts<'_> {
+        let reason = "Only for profile interfaces (interface_generation legacy_config)";
+        p.check(self.purpose.is_none(), "purpose", reason);
+        p.check(self.label.is_none(), "label", reason);
+        p.check(self.ipam_address.is_none(), "ipam_address", reason);
+        p.check(self.primary.is_none(), "primary", reason);
+        p.check(self.subnet_id.is_none(), "subnet_id", reason);
+        p.check(self.ipv4.is_none(), "ipv4", reason);
+        p.check(self.ip_ranges.is_none(), "ip_ranges", reason);
+        p.check(self.ipv6.is_none(), "ipv6", reason);
+        LinodeParts {
+            firewall_id: self.firewall_id,
+            default_route: self.default_route,
+            public: self.public.as_ref(),
+            vpc: self.vpc.as_ref(),
+            vlan: self.vlan.as_ref(),
+            rdma_vpc: self.rdma_vpc.is_some(),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceIpv4Request {
+    /// The address in the subnet; allocated when omitted.
+    pub vpc: Option<String>,
+    /// `any` (the instance's public IPv4 address) or, on an existing instance, one of its public
+    /// IPv4 addresses: 1:1 NAT with the VPC address.
+    pub nat_1_1: Option<String>,
 }
 
 fn is_base64(s: &str) -> bool {
@@ -109,30 +189,83 @@ fn is_base64(s: &str) -> bool {
         && s.len() - s.trim_end_matches('=').len() <= 2
 }
 
+/// Checks `metadata.user_data` (at `field`); true when some was given.
+pub(crate) fn check_user_data(p: &mut Problems, m: Option<&Metadata>, field: &str) -> bool {
+    let user_data = m.and_then(|m| m.user_data.as_deref());
+    if let Some(u) = user_data {
+        p.check(is_base64(u) && u.len() <= 87_384, field, "Must be base64 of at most 65535 bytes");
+    }
+    user_data.is_some()
+}
+
+/// The interfaces of a create request, of either generation (which one is decided in the
+/// transaction, from the account's setting).
+pub(crate) enum RequestedInterfaces {
+    Legacy(Vec<ValidInterface>),
+    Linode(Vec<ValidLinodeInterface>),
+}
+
 /// A create request that passed every check that does not need the database.
 pub(crate) struct ValidCreate {
     pub region: RegionInfo,
     pub kind: String,
-    pub image: Option<String>,
+    pub image: Option<Image>,
     pub root_pass: Option<String>,
     pub booted: bool,
     pub label: Option<String>,
     pub tags: Vec<String>,
     pub group: String,
     pub private_ip: bool,
-    pub interfaces: Vec<ValidInterface>,
+    /// The generation asked for (the account's setting decides when `None`).
+    pub generation: Option<String>,
+    pub interfaces: RequestedInterfaces,
+    pub network_helper: Option<bool>,
+    pub kernel: String,
+    pub boot_size: Option<i64>,
+    pub swap_mb: i64,
     pub backups_enabled: bool,
     pub has_user_data: bool,
     /// User data and root's SSH keys, kept for the runtime and the metadata service.
-    pub boot: nubis_store::boot_data::BootData,
+    /// Base64, as given (run at first boot by the netns runtime).
+    pub user_data: Option<String>,
     pub vcpus: i64,
+    /// The plan's disk, MB.
+    pub plan_disk_mb: i64,
+    pub authorized_keys: Vec<String>,
+    pub authorized_users: Vec<String>,
     /// A firewall to assign the instance to, in the create transaction.
     pub firewall_id: Option<i64>,
 }
 
+/// Hosted fields nubis does not offer: each refused with 400 when given a value that asks for
+/// it.
+fn refuse_unoffered(p: &mut Problems, input: &InstanceCreate) {
+    p.check(
+        input.disk_encryption.as_deref().is_none_or(|d| d == "disabled"),
+        "disk_encryption",
+        "Local disk encryption is not offered: only \"disabled\"",
+    );
+    p.check(input.placement_group.is_none(), "placement_group", "Placement groups are not offered");
+    p.check(
+        input.maintenance_policy.as_deref().is_none_or(|m| m == "linode/migrate"),
+        "maintenance_policy",
+        "Only \"linode/migrate\" is offered",
+    );
+    p.check(input.ipv4.as_ref().is_none_or(Vec::is_empty), "ipv4", "Reserved IPv4 addresses are not offered");
+    if input.backup_id.is_some() {
+        p.add("backup_id", "Backup not found");
+    }
+    if input.backup_id.is_some() && input.image.is_some() {
+        p.add("image", "image and backup_id are mutually exclusive");
+    }
+    if input.stackscript_id.is_some() {
+        p.add("stackscript_id", "StackScript not found");
+    }
+}
+
 impl App {
     /// `p` may already hold problems found by the caller (the firewall check).
-    fn check_create(
+    pub(crate) fn check_create(
         &self,
         actor: &Actor,
         mut p: Problems,
@@ -143,6 +276,7 @@ impl App {
         for (i, u) in input.authorized_users.iter().flatten().enumerate() {
             p.check(usernames.contains(u), format!("authorized_users[{i}]"), "User not found");
         }
+        crate::sshkeys::check_keys(&mut p, input.authorized_keys.as_ref());
         let region = match input.region.as_deref() {
             None => {
                 p.add("region", "Region is required");
@@ -171,13 +305,24 @@ impl App {
                 found
             }
         };
-        if let Some(i) = &input.image {
-            p.check(self.catalog.image(i).is_some(), "image", "Image not found");
-        }
-        match (&input.image, &input.root_pass) {
-            (Some(_), None) => p.add("root_pass", "root_pass is required when deploying an image"),
-            (_, Some(pw)) => p.check(root_pass_ok(pw), "root_pass", WEAK_PASSWORD),
-            (None, None) => {}
+        let image = match &input.image {
+            None => None,
+            Some(i) => {
+                let found = self.catalog.image(i).cloned();
+                p.check(found.is_some(), "image", "Image not found");
+                found
+            }
+        };
+        if input.image.is_some() {
+            check_root_access(
+                &mut p,
+                input.root_pass.as_deref(),
+                input.authorized_keys.as_ref(),
+                input.authorized_users.as_ref(),
+                "root_pass",
+            );
+        } else if let Some(pw) = &input.root_pass {
+            p.check(deploy::root_pass_ok(pw), "root_pass", deploy::WEAK_PASSWORD);
         }
         if let Some(l) = &input.label {
             check_label(&mut p, l);
@@ -185,233 +330,100 @@ impl App {
         if let Some(g) = &input.group {
             check_group(&mut p, g);
         }
-        let interfaces = check_interfaces(&mut p, region.as_ref(), input.interfaces.as_deref().unwrap_or_default());
-        if input.backup_id.is_some() {
-            p.add("backup_id", "Backup not found");
+        if let Some(k) = &input.kernel {
+            check_kernel(&mut p, "kernel", k);
         }
-        if input.backup_id.is_some() && input.image.is_some() {
-            p.add("image", "image and backup_id are mutually exclusive");
-        }
-        if input.stackscript_id.is_some() {
-            p.add("stackscript_id", "StackScript not found");
-        }
-        for (i, k) in input.authorized_keys.iter().flatten().enumerate() {
-            p.check(looks_like_ssh_key(k), format!("authorized_keys[{i}]"), "Must be an SSH public key");
-        }
-        if input.swap_size.is_some_and(|s| !(SWAP.0..=SWAP.1).contains(&s)) {
+        let swap_mb = input.swap_size.unwrap_or(deploy::DEFAULT_SWAP_MB);
+        if !(SWAP.0..=SWAP.1).contains(&swap_mb) {
             p.add("swap_size", "Must be between 0 and 1048576");
         }
-        let user_data = input.metadata.as_ref().and_then(|m| m.user_data.as_deref());
-        if let Some(u) = user_data {
-            p.check(is_base64(u) && u.len() <= 87_384, "metadata.user_data", "Must be base64 of at most 65535 bytes");
+        if input.boot_size.is_some_and(|b| b < 1) {
+            p.add("boot_size", "Must be at least 1");
         }
+        if let (Some(img), Some(t)) = (&image, t)
+            && (SWAP.0..=SWAP.1).contains(&swap_mb)
+            && let Err((field, reason)) = deploy::deployment_sizes(img, t.disk, swap_mb, input.boot_size)
+        {
+            p.add(field, reason);
+        }
+        refuse_unoffered(&mut p, &input);
+        let linode = match input.interface_generation.as_deref() {
+            // Not named: the interfaces' own shape says which kind they are (the account's
+            // setting decides the generation in the transaction, and refuses a mismatch).
+            None => Some(input.interfaces.iter().flatten().any(InterfaceRequest::is_linode_shaped)),
+            Some(g @ (super::generation::LEGACY | super::generation::LINODE)) => Some(g == super::generation::LINODE),
+            Some(_) => {
+                p.add("interface_generation", "Must be legacy_config or linode");
+                None
+            }
+        };
+        let list = input.interfaces.as_deref().unwrap_or_default();
+        let interfaces = if linode == Some(true) {
+            let mut out = Vec::new();
+            for (i, f) in list.iter().enumerate() {
+                let mut q = Problems::new();
+                let r = f.as_linode(&mut q);
+                if let Some(v) = check_linode_interface(&mut q, r, true) {
+                    out.push(v);
+                }
+                p.extend_prefixed(&format!("interfaces[{i}]"), q);
+            }
+            if let Err(reason) = check_linode_set(&out.iter().map(|v| &v.kind).collect::<Vec<_>>()) {
+                p.add("interfaces", reason);
+            }
+            RequestedInterfaces::Linode(out)
+        } else {
+            RequestedInterfaces::Legacy(check_interfaces(&mut p, region.as_ref(), list, true))
+        };
+        let has_user_data = check_user_data(&mut p, input.metadata.as_ref(), "metadata.user_data");
         p.finish()?;
         let region = region.ok_or_else(|| Error::internal("region passed its checks without a value"))?;
+        let deployed = image.is_some();
         Ok(ValidCreate {
             region,
             kind: input.kind.unwrap_or_default(),
-            image: input.image,
+            image,
             root_pass: input.root_pass,
-            booted: input.booted.unwrap_or(true),
+            // The hosted API boots by default only what it deployed an image (or backup) to.
+            booted: input.booted.unwrap_or(deployed),
             label: input.label,
             tags: input.tags.unwrap_or_default(),
             group: input.group.unwrap_or_default(),
             private_ip: input.private_ip.unwrap_or(false),
+            generation: input.interface_generation,
             interfaces,
+            network_helper: input.network_helper,
+            kernel: input.kernel.unwrap_or_else(|| deploy::IMAGE_KERNEL.to_string()),
+            boot_size: input.boot_size,
+            swap_mb,
             backups_enabled: input.backups_enabled.unwrap_or(false),
-            has_user_data: user_data.is_some(),
-            boot: nubis_store::boot_data::BootData {
-                user_data: user_data.map(String::from),
-                authorized_keys: input.authorized_keys.clone().unwrap_or_default(),
-            },
+            has_user_data,
+            user_data: input.metadata.as_ref().and_then(|m| m.user_data.clone()),
             vcpus: t.map_or(1, |t| t.vcpus),
+            plan_disk_mb: t.map_or(0, |t| t.disk),
+            authorized_keys: input.authorized_keys.unwrap_or_default(),
+            authorized_users: input.authorized_users.unwrap_or_default(),
             firewall_id: input.firewall_id,
         })
     }
-
-    /// Creates an instance: `provisioning` at first, then `booting` and `running` (or `offline`
-    /// when `booted` is false) as the runtime completes the steps.
-    pub async fn instance_create(&self, actor: &Actor, input: InstanceCreate) -> Result<Instance> {
-        self.authorize(actor, Op::InstanceCreate).await?;
-        let usernames: Vec<String> = match &input.authorized_users {
-            Some(_) => {
-                self.store.users_of_account(actor.account_id()).await?.iter().map(|u| u.username.clone()).collect()
-            }
-            None => Vec::new(),
-        };
-        let mut p = Problems::new();
-        if let Some(f) = input.firewall_id {
-            self.check_firewall_for_new_service(actor, &mut p, f, "firewall_id").await?;
-        }
-        let v = self.check_create(actor, p, input, &usernames)?;
-        self.check_interface_access(actor, &v.interfaces).await?;
-        let root_pass_hash = match v.root_pass.clone() {
-            None => None,
-            Some(pw) => Some(
-                tokio::task::spawn_blocking(move || hash_password(&pw))
-                    .await
-                    .map_err(|e| Error::internal(format!("password hashing: {e}")))??,
-            ),
-        };
-        let (v, hash) = (&v, root_pass_hash.as_deref());
-        let row = self
-            .write(|tx| {
-                Box::pin(async move {
-                    let row = self.instance_insert_all(tx, actor, v, hash).await?;
-                    Ok(row)
-                })
-            })
-            .await?;
-        self.runtime_drive(row.id);
-        self.instance_view_now(actor, &row).await
-    }
-
-    async fn instance_insert_all(
-        &self,
-        tx: &mut Tx<'_>,
-        actor: &Actor,
-        v: &ValidCreate,
-        hash: Option<&str>,
-    ) -> Result<InstanceRow> {
-        let now = Timestamp::now();
-        let generated;
-        let label = match &v.label {
-            Some(l) => l.as_str(),
-            None => {
-                generated = generated_label();
-                generated.as_str()
-            }
-        };
-        let region = v.region.view.id.as_str();
-        let target = if v.booted { Status::Running } else { Status::Offline };
-        let host_uuid = hex::encode(rand::rng().random::<[u8; 20]>());
-        let inst = tx
-            .instance_insert(&NewInstance {
-                account_id: actor.account_id(),
-                label,
-                region,
-                kind: &v.kind,
-                image: v.image.as_deref(),
-                status: Status::Provisioning.name(),
-                target_status: target.name(),
-                op_username: actor.username(),
-                root_pass_hash: hash,
-                tags: &v.tags,
-                group: &v.group,
-                alerts: &Alerts::defaults(v.vcpus),
-                backups_enabled: v.backups_enabled,
-                has_user_data: v.has_user_data,
-                host_uuid: &host_uuid,
-                created: now,
-            })
-            .await
-            .map_err(|e| match (e, v.label.is_some()) {
-                (Error::Unique(_), true) => Error::invalid("label", super::LABEL_TAKEN),
-                // A generated label met an existing one: generate again.
-                (Error::Unique(_), false) => Error::Retry,
-                (e, _) => e,
-            })?;
-        let id = inst.id;
-        self.billing_meter_instance(tx, &inst).await?;
-        let pool = Ipv4Pool::public(v.region.public_ipv4, v.region.public_prefix)
-            .map_err(|e| Error::internal(format!("region {region}: {e}")))?;
-        let public = allocate_ipv4(tx, &pool, actor.account_id(), region, id, true).await?.address;
-        let mac = MacAddr::from_seed(id as u64);
-        let slaac = slaac_address(v.region.ipv6_pool, mac)
-            .ok_or_else(|| Error::internal(format!("region {region}: the IPv6 pool has no room for SLAAC")))?;
-        for (address, kind, public) in
-            [(slaac.to_string(), IpKind::Slaac, true), (link_local_address(mac).to_string(), IpKind::LinkLocal, false)]
-        {
-            let n = NewIp {
-                address: &address,
-                v4: None,
-                kind,
-                public,
-                account_id: actor.account_id(),
-                region,
-                instance_id: id,
-                created: now,
-            };
-            tx.ip_insert(&n).await?;
-        }
-        if v.private_ip {
-            allocate_ipv4(tx, &self.private_pool, actor.account_id(), region, id, false).await?;
-        }
-        create_interfaces(tx, actor.account_id(), id, region, &public, &v.interfaces).await?;
-        tx.instance_boot_data_insert(id, &v.boot).await?;
-        if let Some(f) = v.firewall_id {
-            crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
-        }
-        if actor.restricted() {
-            tx.grant_set(actor.user_id(), GrantKind::Instance, id, Some(Permission::ReadWrite)).await?;
-        }
-        let e = tx
-            .event_insert(
-                &event(actor, "instance_create", instance_entity(&inst))
-                    .visible_with(GrantKind::Instance, id)
-                    .status("started")
-                    .build(),
-            )
-            .await?;
-        tx.instance_start_transition(id, Status::Provisioning.name(), target.name(), Some(e), actor.username(), now)
-            .await
-    }
 }
-
-/// Takes the lowest free address of `pool` for an instance, inside the transaction. An empty
-/// pool is a 400; an address taken concurrently makes the transaction start over.
-pub(crate) async fn allocate_ipv4(
-    tx: &mut Tx<'_>,
-    pool: &Ipv4Pool,
-    account_id: i64,
-    region: &str,
-    instance_id: i64,
-    public: bool,
-) -> Result<IpRow> {
-    let net = pool.net();
-    let taken = tx.ipv4_taken(u32::from(net.network()), u32::from(net.broadcast())).await?;
-    let a = pool.first_free(&taken).ok_or_else(|| {
-        let which =
-            if public { format!("public IPv4 addresses in region {region}") } else { "private IPv4 addresses".into() };
-        Error::refused(format!("No {which} are left"))
-    })?;
-    let n = NewIp {
-        address: &a.to_string(),
-        v4: Some(u32::from(a)),
-        kind: IpKind::Ipv4,
-        public,
-        account_id,
-        region,
-        instance_id,
-        created: Timestamp::now(),
-    };
-    match tx.ip_insert(&n).await {
-        Ok(row) => Ok(row),
-        Err(Error::Unique(_)) => Err(Error::Retry),
-        Err(e) => Err(e),
-    }
-}
-
-fn generated_label() -> String {
-    format!("instance-{}", hex::encode(rand::rng().random::<[u8; 5]>()))
-}
-
-/// The argon2id hash (PHC string) of a password; the password itself is never stored.
-fn hash_password(pw: &str) -> Result<String> {
-    use argon2::{Argon2, PasswordHash, PasswordHasher};
-    let h: PasswordHash =
-        Argon2::default().hash_password(pw.as_bytes()).map_err(|e| Error::internal(format!("argon2: {e}")))?;
-    Ok(h.to_string())
-}
-
-const SWAP: (i64, i64) = (0, 1_048_576);
 
 fn swap_schema() -> utoipa::openapi::Schema {
     use nubis_model::schema::{int, or_null, schema};
     schema(or_null(int(SWAP.0, SWAP.1)))
 }
 
-fn interfaces_schema() -> utoipa::openapi::Schema {
+pub(crate) fn disk_encryption_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{one_of, or_null, schema};
+    schema(or_null(one_of(&["disabled"])))
+}
+
+fn maintenance_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{one_of, or_null, schema};
+    schema(or_null(one_of(&["linode/migrate"])))
+}
+
+pub(crate) fn interfaces_schema() -> utoipa::openapi::Schema {
     nubis_model::schema::schema(nubis_model::schema::or_null(serde_json::json!({
         "type": "array", "maxItems": super::interfaces::MAX_INTERFACES,
         "items": {"$ref": "#/components/schemas/InterfaceRequest"}
@@ -423,30 +435,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn root_passwords_need_length_and_three_character_classes() {
-        for ok in ["aComplexP@ssword", "Abcdef1", "abc-DEF-123", "пароль1Z!"] {
-            assert!(root_pass_ok(ok), "{ok}");
-        }
-        for bad in
-            ["Abc1!", "password", "password123", "PASSWORD!!", "aaaaaaaaaaaa", &format!("Aa1{}", "x".repeat(126))]
-        {
-            assert!(!root_pass_ok(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn hashes_are_argon2id_and_salted() {
-        let a = hash_password("aComplexP@ssword").unwrap();
-        let b = hash_password("aComplexP@ssword").unwrap();
-        assert!(a.starts_with("$argon2id$"), "{a}");
-        assert_ne!(a, b);
-        assert!(!a.contains("aComplexP@ssword"));
-    }
-
-    #[test]
-    fn ssh_keys_and_base64() {
-        assert!(looks_like_ssh_key("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB user@host"));
-        assert!(!looks_like_ssh_key("not a key"));
+    fn user_data_is_base64() {
         assert!(is_base64("I2Nsb3VkLWNvbmZpZw=="));
         assert!(!is_base64("not base64!"));
     }

@@ -1,6 +1,7 @@
-//! Network interfaces given at instance creation (reference `LinodeConfigInterface`): their
-//! checks, and their creation inside the instance's write transaction (VLANs come into being on
-//! first use; VPC addresses are allocated in the subnet, or checked when given).
+//! Network interfaces of configuration profiles (reference `LinodeConfigInterface`), given at
+//! instance creation or on a profile: their checks, and their creation inside a write
+//! transaction (VLANs come into being on first use; VPC addresses are allocated in the subnet, or
+//! checked when given; a 1:1 NAT is the instance's public address).
 
 use std::net::Ipv4Addr;
 
@@ -11,37 +12,11 @@ use nubis_model::validate::{is_hyphenated_label, len_between};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::interfaces::NewInterface;
-use serde::Deserialize;
-use utoipa::ToSchema;
 
+use super::create::InterfaceRequest;
 use crate::App;
 use crate::auth::Actor;
 use crate::catalog::RegionInfo;
-
-/// One interface of a create request (reference `LinodeConfigInterface`).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceRequest {
-    /// `public`, `vlan` or `vpc`.
-    pub purpose: Option<String>,
-    /// The VLAN's label (vlan interfaces; empty or null otherwise).
-    pub label: Option<String>,
-    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
-    pub ipam_address: Option<String>,
-    pub primary: Option<bool>,
-    /// The subnet (vpc interfaces).
-    pub subnet_id: Option<i64>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub ipv4: Option<InterfaceIpv4Request>,
-    pub ip_ranges: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceIpv4Request {
-    /// The address in the subnet; allocated when omitted.
-    pub vpc: Option<String>,
-    /// `any`: 1:1 NAT between the instance's public IPv4 address and the VPC address.
-    pub nat_1_1: Option<String>,
-}
 
 /// VLANs an account may have in one region (the reference's limit).
 pub(crate) const MAX_VLANS_PER_REGION: usize = 10;
@@ -54,7 +29,7 @@ pub(crate) enum Purpose {
 }
 
 impl Purpose {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Purpose::Public => "public",
             Purpose::Vlan => "vlan",
@@ -72,8 +47,17 @@ pub(crate) struct ValidInterface {
     pub ipam_address: Option<String>,
     pub subnet_id: Option<i64>,
     pub vpc_ipv4: Option<Ipv4Addr>,
-    /// `ipv4.nat_1_1` was `any`: the instance's public IPv4 address.
-    pub nat_any: bool,
+    /// `ipv4.nat_1_1`: `any` (the instance's public IPv4 address) or one of its public addresses.
+    pub nat: Option<Nat>,
+}
+
+/// The public address of a 1:1 NAT.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Nat {
+    /// The instance's (first) public IPv4 address.
+    Any,
+    /// One of the instance's public IPv4 addresses.
+    Address(String),
 }
 
 fn blank(v: &Option<String>) -> bool {
@@ -83,12 +67,14 @@ fn blank(v: &Option<String>) -> bool {
 /// eth0..eth2.
 pub(crate) const MAX_INTERFACES: usize = 3;
 
-/// Checks the `interfaces` of a create request. Fields are relative to the request
-/// (`interfaces[1].label`).
+/// Checks the `interfaces` of a create request or a profile. Fields are relative to the request
+/// (`interfaces[1].label`). `new_instance`: the instance does not exist yet, so a 1:1 NAT can
+/// only be `any`.
 pub(crate) fn check_interfaces(
     p: &mut Problems,
     region: Option<&RegionInfo>,
     list: &[InterfaceRequest],
+    new_instance: bool,
 ) -> Vec<ValidInterface> {
     if list.len() > MAX_INTERFACES {
         p.add("interfaces", "At most 3 interfaces can be given");
@@ -99,6 +85,7 @@ pub(crate) fn check_interfaces(
     let mut primaries = 0;
     for (i, f) in list.iter().enumerate() {
         let mut q = Problems::new();
+        f.refuse_linode_fields(&mut q);
         let purpose = match f.purpose.as_deref() {
             None => {
                 q.add("purpose", "Purpose is required");
@@ -129,7 +116,7 @@ pub(crate) fn check_interfaces(
             ipam_address: None,
             subnet_id: None,
             vpc_ipv4: None,
-            nat_any: false,
+            nat: None,
         };
         match purpose {
             Some(Purpose::Public) => {
@@ -183,15 +170,7 @@ pub(crate) fn check_interfaces(
                             Err(_) => q.add("ipv4.vpc", "Must be an IPv4 address"),
                         }
                     }
-                    match v4.nat_1_1.as_deref() {
-                        None | Some("") => {}
-                        Some("any") => valid.nat_any = true,
-                        Some(a) if a.parse::<Ipv4Addr>().is_ok() => q.add(
-                            "ipv4.nat_1_1",
-                            "A new instance's public address does not exist yet: use \"any\" to use it for 1:1 NAT",
-                        ),
-                        Some(_) => q.add("ipv4.nat_1_1", "Must be \"any\", an IPv4 address, empty or null"),
-                    }
+                    valid.nat = check_nat(&mut q, v4.nat_1_1.as_deref(), new_instance);
                 }
             }
             None => {}
@@ -205,9 +184,29 @@ pub(crate) fn check_interfaces(
     out
 }
 
+/// Checks an `ipv4.nat_1_1` value (into `q`, at `ipv4.nat_1_1`).
+pub(crate) fn check_nat(q: &mut Problems, v: Option<&str>, new_instance: bool) -> Option<Nat> {
+    match v {
+        None | Some("") => None,
+        Some("any") => Some(Nat::Any),
+        Some(a) if a.parse::<Ipv4Addr>().is_ok() && new_instance => {
+            q.add(
+                "ipv4.nat_1_1",
+                "A new instance's public address does not exist yet: use \"any\" to use it for 1:1 NAT",
+            );
+            None
+        }
+        Some(a) if a.parse::<Ipv4Addr>().is_ok() => Some(Nat::Address(a.to_string())),
+        Some(_) => {
+            q.add("ipv4.nat_1_1", "Must be \"any\", an IPv4 address, empty or null");
+            None
+        }
+    }
+}
+
 /// The addresses of a subnet an interface may get: not the first two (network, gateway) nor the
 /// last two (the reference's rule).
-fn assignable(subnet_first: u32, subnet_last: u32) -> (u32, u32) {
+pub(crate) fn assignable(subnet_first: u32, subnet_last: u32) -> (u32, u32) {
     (subnet_first + 2, subnet_last.saturating_sub(2))
 }
 
@@ -236,24 +235,42 @@ impl App {
     }
 }
 
-/// Creates the interfaces of a new instance inside its transaction. `public_ipv4` is the
-/// instance's public address (for `nat_1_1: any`).
+/// Where new profile interfaces go: the instance, its region and account, the profile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub account_id: i64,
+    pub instance_id: i64,
+    pub region: &'a str,
+    pub config_id: Option<i64>,
+}
+
+/// Creates interfaces of a profile inside its transaction, after the instance's other
+/// interfaces; `first` is the index of the first one in the request (for the fields of errors).
+/// A 1:1 NAT must be one of the instance's public IPv4 addresses (`any`: the first), used by no
+/// other interface.
 pub(crate) async fn create_interfaces(
     tx: &mut Tx<'_>,
-    account_id: i64,
-    instance_id: i64,
-    region: &str,
-    public_ipv4: &str,
+    t: Target<'_>,
+    first: usize,
     list: &[ValidInterface],
-) -> Result<()> {
+) -> Result<Vec<nubis_store::interfaces::InterfaceRow>> {
     let now = Timestamp::now();
+    let (account_id, instance_id, region) = (t.account_id, t.instance_id, t.region);
     let mut vlans = tx.vlan_labels(account_id, region).await?;
-    for (i, f) in list.iter().enumerate() {
+    let mut position = tx.interface_next_position(instance_id).await?;
+    let mut out = Vec::new();
+    for (k, f) in list.iter().enumerate() {
+        let i = first + k;
+        let nat = match &f.nat {
+            None => None,
+            Some(n) => Some(nat_address(tx, instance_id, n, &format!("interfaces[{i}].ipv4.nat_1_1")).await?),
+        };
         let mut new = NewInterface {
             instance_id,
             account_id,
             region,
-            position: i as i64,
+            config_id: t.config_id,
+            position,
             purpose: f.purpose.name(),
             primary: f.primary,
             label: f.vlan_label.as_deref(),
@@ -261,9 +278,12 @@ pub(crate) async fn create_interfaces(
             vpc_id: None,
             subnet_id: None,
             vpc_ipv4: None,
-            nat_1_1: f.nat_any.then_some(public_ipv4),
+            nat_1_1: nat.as_deref(),
+            default_ipv4: false,
+            default_ipv6: false,
             created: now,
         };
+        position += 1;
         if let Some(label) = &f.vlan_label
             && !vlans.contains(label)
         {
@@ -318,7 +338,7 @@ pub(crate) async fn create_interfaces(
             new.vpc_ipv4 = Some((Ipv4Addr::from(address).to_string(), address));
         }
         match tx.interface_insert(&new).await {
-            Ok(_) => {}
+            Ok(row) => out.push(row),
             Err(Error::Unique(_)) if explicit => {
                 return Err(Error::invalid(
                     format!("interfaces[{i}].ipv4.vpc"),
@@ -330,5 +350,37 @@ pub(crate) async fn create_interfaces(
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    Ok(out)
+}
+
+/// The public IPv4 address a 1:1 NAT uses, read inside the transaction: `any` is the instance's
+/// first public IPv4 address; a given one must be one of its public IPv4 addresses and not the
+/// NAT of another interface.
+pub(crate) async fn nat_address(tx: &mut Tx<'_>, instance_id: i64, nat: &Nat, field: &str) -> Result<String> {
+    use nubis_store::ips::IpKind;
+    let mut public: Vec<_> =
+        tx.ips_of_instance(instance_id).await?.into_iter().filter(|a| a.kind == IpKind::Ipv4 && a.public).collect();
+    public.sort_by_key(|a| a.id);
+    let address = match nat {
+        Nat::Any => public
+            .first()
+            .map(|a| a.address.clone())
+            .ok_or_else(|| Error::invalid(field, "The instance has no public IPv4 address for a 1:1 NAT"))?,
+        Nat::Address(a) => {
+            if !public.iter().any(|p| &p.address == a) {
+                return Err(Error::invalid(field, "Must be one of the instance's public IPv4 addresses, or \"any\""));
+            }
+            a.clone()
+        }
+    };
+    if !tx.shares_of_address(&address).await?.is_empty() {
+        return Err(Error::invalid(
+            field,
+            format!("{address} is shared with another instance: it cannot be a 1:1 NAT"),
+        ));
+    }
+    if tx.interface_with_nat(&address).await?.is_some() {
+        return Err(Error::invalid(field, format!("{address} is already the 1:1 NAT of another interface")));
+    }
+    Ok(address)
 }

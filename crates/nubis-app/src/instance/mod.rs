@@ -1,10 +1,27 @@
 //! Compute instances (reference `Linode`, renamed `instance`): lookup with grants, the record,
-//! list, get, update and delete. Creation is in [`create`], interfaces in [`interfaces`], power
-//! operations in [`power`].
+//! list, get, update and delete. Creation is in [`create`] and [`provision`], power operations
+//! in [`power`]; configuration profiles in [`configs`] with their interfaces in
+//! [`config_interfaces`] (checked and written by [`interfaces`]), disks in [`disks`], image
+//! deployment in [`deploy`]; Linode interfaces in [`linode_interfaces`] and [`linode_settings`];
+//! rebuild, password and rescue in [`lifecycle`], resize, mutate and migrate in [`resize`],
+//! clone in [`clone`], transfer and statistics in [`usage`].
 
+mod clone;
+mod config_interfaces;
+mod configs;
 mod create;
+mod deploy;
+mod disks;
+pub(crate) mod generation;
 mod interfaces;
+mod lifecycle;
+mod linode_interfaces;
+mod linode_request;
+mod linode_settings;
 mod power;
+mod provision;
+mod resize;
+mod usage;
 
 use nubis_model::event::EventEntity;
 use nubis_model::firewall::{DeviceType, Firewall};
@@ -19,9 +36,20 @@ use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-pub(crate) use create::allocate_ipv4;
-pub use create::{InstanceCreate, Metadata};
-pub use interfaces::{InterfaceIpv4Request, InterfaceRequest};
+pub use clone::CloneRequest;
+pub use config_interfaces::{ConfigInterfaceUpdate, InterfacesOrder};
+pub use configs::{DeviceRequest, DevicesRequest, HelpersRequest, InstanceConfigRequest};
+pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
+pub use disks::{DiskCreate, DiskPassword, DiskResize, DiskUpdate};
+pub use lifecycle::{PasswordRequest, RebuildRequest, RescueRequest};
+pub use linode_request::{
+    AddressRequest, DefaultRouteRequest, LinodeInterfaceRequest, PublicIpv4Request, PublicIpv6Request, PublicRequest,
+    RangeRequest, VlanRequest, VpcIpv4Request, VpcRequest,
+};
+pub use linode_settings::{DefaultRouteUpdate, InterfaceSettingsUpdate, InterfacesUpgradeRequest};
+pub use power::BootRequest;
+pub(crate) use provision::allocate_ipv4;
+pub use resize::{MigrateRequest, MutateRequest, ResizeRequest};
 
 use crate::App;
 use crate::auth::{Actor, Op};
@@ -33,10 +61,12 @@ pub(crate) fn instance_entity(i: &InstanceRow) -> EventEntity {
 
 pub(crate) const LABEL_RULE: &str = "Must be 3-64 characters, begin and end with a letter or digit, and contain only \
                                      letters, digits, '-', '_' and '.', without '--', '__' or '..'";
-const LABEL_TAKEN: &str = "Label must be unique among your instances";
+pub(crate) const LABEL_TAKEN: &str = "Label must be unique among your instances";
 
 /// `PUT /v4/compute/instances/{instance_id}`. Read-only fields of the record are accepted and
-/// ignored, so a fetched record can be sent back as it is.
+/// ignored, so a fetched record can be sent back as it is; fields the hosted API changes and
+/// nubis does not offer (a backup schedule, a maintenance policy, reserved addresses) are
+/// refused unless sent as the record shows them.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct InstanceUpdate {
     #[schema(schema_with = label_schema)]
@@ -49,6 +79,27 @@ pub struct InstanceUpdate {
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub alerts: Option<AlertsUpdate>,
     pub watchdog_enabled: Option<bool>,
+    /// Backups are not offered: a schedule only as the record shows it (no day, no window).
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub backups: Option<BackupsUpdate>,
+    /// Only `linode/migrate`.
+    pub maintenance_policy: Option<String>,
+    /// The instance's addresses as the record shows them (reserved addresses are not offered).
+    pub ipv4: Option<Vec<String>>,
+}
+
+/// `backups` of an instance update: read as the record shows it.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct BackupsUpdate {
+    pub enabled: Option<bool>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub schedule: Option<ScheduleUpdate>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ScheduleUpdate {
+    pub day: Option<String>,
+    pub window: Option<String>,
 }
 
 /// Alert thresholds; omitted ones stay as they are. 0 turns an alert off.
@@ -129,6 +180,7 @@ impl App {
             lke_cluster_id: None,
             placement_group: None,
             disk_encryption: "disabled".into(),
+            interface_generation: i.interface_generation.clone(),
             capabilities: Vec::new(),
             site_type: "core".into(),
             created: i.created,
@@ -179,6 +231,34 @@ impl App {
                     if let Some(g) = &input.group {
                         check_group(&mut p, g);
                     }
+                    let schedule = input.backups.as_ref().and_then(|b| b.schedule.as_ref());
+                    p.check(
+                        schedule.is_none_or(|s| s.day.is_none() && s.window.is_none()),
+                        "backups.schedule",
+                        "Backups are not offered: no schedule can be set",
+                    );
+                    p.check(
+                        input.maintenance_policy.as_deref().is_none_or(|m| m == "linode/migrate"),
+                        "maintenance_policy",
+                        "Only \"linode/migrate\" is offered",
+                    );
+                    if let Some(given) = &input.ipv4 {
+                        let mut mine: Vec<String> = tx
+                            .ips_of_instance(id)
+                            .await?
+                            .into_iter()
+                            .filter(|a| a.kind == IpKind::Ipv4)
+                            .map(|a| a.address)
+                            .collect();
+                        let mut given = given.clone();
+                        mine.sort();
+                        given.sort();
+                        p.check(
+                            given == mine,
+                            "ipv4",
+                            "Reserved IPv4 addresses are not offered: addresses change through /v4/networking/ips",
+                        );
+                    }
                     let vcpus = self.catalog.instance_type(&current.kind).map_or(1, |t| t.vcpus);
                     let alerts = input.alerts.as_ref().map(|a| merge_alerts(&mut p, &current, a, vcpus));
                     p.finish()?;
@@ -207,8 +287,8 @@ impl App {
     }
 
     /// Deletes an instance: its addresses and ranges are freed, its interfaces leave their
-    /// subnets and VLANs, its firewall attachments go. Refused while it is a balancer back end
-    /// or in a pending transfer.
+    /// subnets and VLANs, its firewall attachments go, and the balancer nodes that point at it
+    /// are removed (as the hosted API does). Refused while it is in a pending transfer.
     pub async fn instance_delete(&self, actor: &Actor, id: i64) -> Result<()> {
         self.lookup_for::<InstanceRow>(actor, Op::InstanceDelete, id).await?.into_inner();
         self.write(|tx| {
@@ -219,6 +299,9 @@ impl App {
                     return Err(Error::Invalid(blockers));
                 }
                 instance_detach_from_firewalls(tx, id).await?;
+                for node in tx.instance_balancer_nodes(id).await? {
+                    tx.nb_node_delete(node).await?;
+                }
                 if let Some(e) = i.op_event_id
                     && Status::parse(&i.status).is_some_and(Status::is_transitional)
                 {
@@ -268,18 +351,11 @@ impl App {
     }
 }
 
-/// Everything that forbids deleting the instance now, as errors naming the reason: it is a
-/// back end of a load balancer, or part of a pending service transfer. Read inside the deleting
-/// transaction, so a concurrent attach cannot slip between check and delete.
+/// Everything that forbids deleting the instance now, as errors naming the reason: it is part
+/// of a pending service transfer. Read inside the deleting transaction, so a concurrent change
+/// cannot slip between check and delete.
 pub(crate) async fn instance_delete_blockers(tx: &mut Tx<'_>, i: &InstanceRow) -> Result<Vec<FieldError>> {
     let mut out = Vec::new();
-    let nodes = tx.instance_balancer_nodes(i.id).await?;
-    if !nodes.is_empty() {
-        out.push(FieldError::general(format!(
-            "Instance '{}' is a back end of a load balancer (nodes {nodes:?}); remove it from the balancer first",
-            i.label
-        )));
-    }
     if tx.instance_in_pending_transfer(i.id).await? {
         out.push(FieldError::general(format!(
             "Instance '{}' is part of a pending service transfer; cancel the transfer first",

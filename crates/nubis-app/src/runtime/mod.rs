@@ -45,6 +45,12 @@ fn step_of(status: Status, target: Status) -> Option<(Step, Status)> {
         Status::Booting => Some((Step::Boot, Status::Running)),
         Status::Rebooting => Some((Step::Reboot, Status::Running)),
         Status::ShuttingDown => Some((Step::Shutdown, Status::Offline)),
+        // Rebuild, resize and migrate (instance/lifecycle.rs): the instance is off while its
+        // disks are remade or moved (a provisioning step), then boots again if it was running.
+        Status::Rebuilding | Status::Resizing | Status::Migrating if target == Status::Running => {
+            Some((Step::Provision, Status::Booting))
+        }
+        Status::Rebuilding | Status::Resizing | Status::Migrating => Some((Step::Provision, Status::Offline)),
         Status::Offline | Status::Running | Status::Deleting => None,
     }
 }

@@ -18,7 +18,7 @@ use nubis_store::Tx;
 use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcParts, VpcRow};
 
 pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
-pub(crate) use view::VpcWorld;
+pub(crate) use view::{VpcWorld, interface_active};
 
 use crate::App;
 use crate::auth::{Actor, Op};

@@ -13,41 +13,49 @@ use nubis_store::instances::InstanceRow;
 use nubis_store::interfaces::InterfaceRow;
 use nubis_store::vpcs::{SubnetRow, VpcInterface, VpcRow};
 
+/// An interface is active while its instance is powered on with the interface's configuration
+/// profile (a Linode interface has none: it is active while the instance is powered on).
+pub(crate) fn interface_active(i: &InstanceRow, f: &InterfaceRow) -> bool {
+    Status::parse(&i.status).is_some_and(Status::is_powered)
+        && (f.config_id.is_none() || f.config_id == i.boot_config_id)
+}
+
 /// Everything of an account the VPC records are built from.
 pub(crate) struct VpcWorld {
     pub subnets: Vec<SubnetRow>,
     pub interfaces: Vec<InterfaceRow>,
-    pub powered: HashMap<i64, bool>,
+    /// Whether each interface (by id) is active.
+    pub active: HashMap<i64, bool>,
 }
 
 impl VpcWorld {
     pub fn new(subnets: &[SubnetRow], interfaces: &[InterfaceRow], instances: &[InstanceRow]) -> VpcWorld {
-        let powered =
-            instances.iter().map(|i| (i.id, Status::parse(&i.status).is_some_and(Status::is_powered))).collect();
-        VpcWorld {
-            subnets: subnets.to_vec(),
-            interfaces: interfaces.iter().filter(|f| f.purpose == "vpc").cloned().collect(),
-            powered,
-        }
+        let interfaces: Vec<InterfaceRow> = interfaces.iter().filter(|f| f.purpose == "vpc").cloned().collect();
+        let active = interfaces
+            .iter()
+            .map(|f| (f.id, instances.iter().find(|i| i.id == f.instance_id).is_some_and(|i| interface_active(i, f))))
+            .collect();
+        VpcWorld { subnets: subnets.to_vec(), interfaces, active }
     }
 
-    /// The world of some subnets, from their interfaces (each with its instance's power state).
+    /// The world of some subnets, from their interfaces (each with whether it is active).
     pub fn of_subnets(subnets: Vec<SubnetRow>, interfaces: Vec<VpcInterface>) -> VpcWorld {
-        let powered = interfaces.iter().map(|f| (f.interface.instance_id, f.active)).collect();
-        VpcWorld { subnets, interfaces: interfaces.into_iter().map(|f| f.interface).collect(), powered }
+        let active = interfaces.iter().map(|f| (f.interface.id, f.active)).collect();
+        VpcWorld { subnets, interfaces: interfaces.into_iter().map(|f| f.interface).collect(), active }
     }
 
-    fn active(&self, instance_id: i64) -> bool {
-        self.powered.get(&instance_id).copied().unwrap_or(false)
+    fn active(&self, interface_id: i64) -> bool {
+        self.active.get(&interface_id).copied().unwrap_or(false)
     }
 
     pub fn subnet(&self, s: &SubnetRow) -> Subnet {
         let mut by_instance: BTreeMap<i64, Vec<SubnetInterface>> = BTreeMap::new();
         for f in self.interfaces.iter().filter(|f| f.subnet_id == Some(s.id)) {
-            by_instance
-                .entry(f.instance_id)
-                .or_default()
-                .push(SubnetInterface { id: f.id, active: self.active(f.instance_id) });
+            by_instance.entry(f.instance_id).or_default().push(SubnetInterface {
+                id: f.id,
+                active: self.active(f.id),
+                config_id: f.config_id,
+            });
         }
         Subnet {
             id: s.id,
@@ -86,9 +94,8 @@ impl VpcWorld {
         Some(VpcIp {
             address: f.vpc_ipv4.clone(),
             address_range: None,
-            active: self.active(f.instance_id),
-            // Each instance has one configuration profile; its id is the instance's.
-            config_id: f.instance_id,
+            active: self.active(f.id),
+            config_id: f.config_id,
             gateway: Some(Ipv4Addr::from(s.first_v4 + 1).to_string()),
             interface_id: f.id,
             instance_id: f.instance_id,

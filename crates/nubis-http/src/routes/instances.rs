@@ -5,7 +5,7 @@ use crate::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
-use nubis_app::instance::{InstanceCreate, InstanceUpdate};
+use nubis_app::instance::{BootRequest, InstanceCreate, InstanceUpdate};
 use nubis_app::ip::{InstanceIpAllocate, IpUpdate};
 use nubis_model::firewall::{FIREWALL_FILTERABLE, Firewall};
 use nubis_model::instance::{INSTANCE_FILTERABLE, Instance};
@@ -35,6 +35,10 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(instance_ip_get, instance_ip_update, instance_ip_delete))
         .routes(routes!(instance_firewalls_list))
         .routes(routes!(instance_nodebalancers_list))
+        .merge(super::instance_configs::router())
+        .merge(super::instance_disks::router())
+        .merge(super::instance_actions::router())
+        .merge(super::instance_interfaces::router())
 }
 
 #[utoipa::path(get, path = "/v4/compute/instances", tag = "instances", responses((status = 200, description = "A page of instances", body = Page<Instance>)))]
@@ -73,9 +77,14 @@ async fn instance_delete(State(app): State<App>, actor: Auth, ApiPath(id): ApiPa
     Ok(empty())
 }
 
-#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/boot", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "Boot started")))]
-async fn instance_boot(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Value>> {
-    app.instance_boot(&actor, id).await?;
+#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/boot", tag = "instances", params(("instance_id" = i64, Path)), request_body = BootRequest, responses((status = 200, description = "Boot started")))]
+async fn instance_boot(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<BootRequest>,
+) -> ApiResult<Json<Value>> {
+    app.instance_boot_with(&actor, id, body).await?;
     Ok(empty())
 }
 
@@ -85,9 +94,14 @@ async fn instance_shutdown(State(app): State<App>, actor: Auth, ApiPath(id): Api
     Ok(empty())
 }
 
-#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/reboot", tag = "instances", params(("instance_id" = i64, Path)), responses((status = 200, description = "Reboot started")))]
-async fn instance_reboot(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Value>> {
-    app.instance_reboot(&actor, id).await?;
+#[utoipa::path(post, path = "/v4/compute/instances/{instance_id}/reboot", tag = "instances", params(("instance_id" = i64, Path)), request_body = BootRequest, responses((status = 200, description = "Reboot started")))]
+async fn instance_reboot(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<BootRequest>,
+) -> ApiResult<Json<Value>> {
+    app.instance_reboot_with(&actor, id, body).await?;
     Ok(empty())
 }
 

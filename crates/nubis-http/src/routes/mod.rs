@@ -7,6 +7,10 @@ pub mod catalog;
 pub mod child_accounts;
 pub mod events;
 pub mod firewalls;
+pub mod instance_actions;
+pub mod instance_configs;
+pub mod instance_disks;
+pub mod instance_interfaces;
 pub mod instances;
 pub mod ips;
 pub mod ipv6;
@@ -15,6 +19,7 @@ pub mod nodebalancers;
 pub mod oauth_clients;
 pub mod profile;
 pub mod service_transfers;
+pub mod sshkeys;
 pub mod users;
 pub mod vpcs;
 

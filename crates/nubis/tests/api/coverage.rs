@@ -51,6 +51,20 @@ impl Fixtures {
             .await;
         m.insert("instance_id", i.ok()["id"].to_string());
         m.insert("address", i.body["ipv4"][0].as_str().unwrap().to_string());
+        // A profile, a disk and an SSH key of the fixtures' own; interface ids and months need
+        // no entity (another account's or a restricted user's call is refused before them).
+        let iid = i.body["id"].as_i64().unwrap();
+        crate::instances::wait_status(&api, iid, "offline").await;
+        let c =
+            api.post(&format!("/compute/instances/{iid}/configs"), json!({"label": "fixture", "devices": {}})).await;
+        m.insert("instance_config_id", c.ok()["id"].to_string());
+        let d = api.post(&format!("/compute/instances/{iid}/disks"), json!({"label": "fixture", "size": 100})).await;
+        m.insert("disk_id", d.ok()["id"].to_string());
+        m.insert("interface_id", "999999".to_string());
+        m.insert("year", "2024".to_string());
+        m.insert("month", "1".to_string());
+        let k = api.post("/profile/sshkeys", json!({"label": "fixture", "ssh_key": FIXTURE_KEY})).await;
+        m.insert("ssh_key_id", k.ok()["id"].to_string());
         let r = api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": i.body["id"]})).await;
         m.insert("range", r.ok()["range"].as_str().unwrap().split('/').next().unwrap().to_string());
         let private = i.body["ipv4"][1].as_str().unwrap().to_string();
@@ -169,6 +183,10 @@ impl Fixtures {
         out
     }
 }
+
+/// A public SSH key (ed25519, 32 zero bytes).
+pub const FIXTURE_KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA fixture";
 
 /// Parameters naming catalog entries, which are not account entities.
 const CATALOG_PARAMS: &[&str] = &["{region_id}", "{type_id}", "{image_id}"];

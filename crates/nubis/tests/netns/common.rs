@@ -69,12 +69,16 @@ pub fn http_server_user_data(port: u16) -> String {
     ))
 }
 
-/// Creates an instance and waits until it is running; its record.
+/// Creates an instance (from `linode/debian12` unless `body` names an image) and waits until it
+/// is running; its record.
 pub async fn instance(api: &Api, body: Value) -> Value {
     let mut body = body;
     let o = body.as_object_mut().unwrap();
     o.entry("region").or_insert(json!("us-east"));
     o.entry("type").or_insert(json!("g6-nanode-1"));
+    // Deployed from an image, as users create them (an instance boots by default only then).
+    o.entry("image").or_insert(json!("linode/debian12"));
+    o.entry("root_pass").or_insert(json!("Netns-Test-Pass-42"));
     let r = api.post("/linode/instances", body).await;
     let id = r.ok()["id"].as_i64().unwrap();
     wait_status(api, id, "running").await
