@@ -99,7 +99,10 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 print!("{log}");
                 Ok(())
             }
-            None => Err(anyhow::anyhow!("instance {id} has no console: [runtime] driver is not \"netns\"")),
+            None => Err(anyhow::anyhow!(
+                "instance {id} has no console here: the netns driver is not configured ([runtime] driver = \"netns\", \
+                 --runtime-driver netns or NUBIS_RUNTIME_DRIVER=netns)"
+            )),
         },
         AdminCommand::Instance(InstanceCommand::LiveMigration { id, on, off: _ }) => {
             app.admin_instance_flag(admin, id, InstanceFlag::LiveMigration, on).await.map_err(fail)?;
