@@ -16,19 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::App;
 use crate::auth::{hash_secret_hex, new_secret};
 
-/// The operator of this cloud at its machine: whoever opened the database (`nubis admin`, and
-/// `nubis serve` while it starts). Only [`App::new`] makes one, beside the application it
-/// returns; the API and the console never hold one, so no request reaches an `admin_*`
-/// function. (An operator token of the test controls also stands for one, for fixtures.)
-pub struct Admin {
-    _private: (),
-}
-
-impl Admin {
-    pub(crate) fn new() -> Admin {
-        Admin { _private: () }
-    }
-}
+pub use crate::auth::Admin;
 
 /// The owner created on first start.
 pub const BOOTSTRAP_USERNAME: &str = "admin";

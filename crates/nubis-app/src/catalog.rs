@@ -127,7 +127,8 @@ impl Catalog {
                 region_prices: Vec::new(),
                 addons: Addons {
                     backups: BackupsAddon {
-                        price: Price { hourly: (t.hourly * 0.25 * 1000.0).round() / 1000.0, monthly: t.monthly * 0.25 },
+                        // A quarter of the type's price, the hourly to the thousandth of a dollar.
+                        price: Price { hourly: t.hourly.scaled(1, 4, 1000), monthly: t.monthly.scaled(1, 4, 1) },
                         region_prices: Vec::new(),
                     },
                 },

@@ -14,38 +14,10 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Default)]
 pub struct Fields(pub HashMap<String, String>);
 
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 impl Fields {
+    /// A form-urlencoded body (`form_urlencoded`).
     pub fn parse(body: &[u8]) -> Fields {
-        let text = String::from_utf8_lossy(body);
-        let mut m = HashMap::new();
-        for pair in text.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            m.insert(decode(k), decode(v));
-        }
-        Fields(m)
+        Fields(form_urlencoded::parse(body).into_owned().collect())
     }
 
     pub fn get(&self, k: &str) -> &str {

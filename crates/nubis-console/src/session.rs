@@ -81,25 +81,31 @@ impl Sessions {
     }
 }
 
-/// A cookie of the request.
+/// A cookie of the request (`Cookie` headers read by the `cookie` crate); none when empty.
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_string())
         .filter(|v| !v.is_empty())
 }
 
 /// Sets (or with `max_age` 0, clears) a console cookie: HttpOnly, SameSite=Lax, scoped to the
 /// console's path, Secure when the public URL is https.
 pub fn set_cookie(r: &mut Response, c: &Console, name: &str, value: &str, max_age: i64) {
-    let path = if c.base.is_empty() { "/" } else { &c.base };
-    let secure = if c.app.public_url().starts_with("https://") { "; Secure" } else { "" };
-    let v = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
+    let path = if c.base.is_empty() { "/" } else { c.base.as_str() };
+    let v = cookie::Cookie::build((name, value))
+        .path(path)
+        .http_only(true)
+        .same_site(cookie::SameSite::Lax)
+        .max_age(cookie::time::Duration::seconds(max_age))
+        .secure(c.app.public_url().starts_with("https://"))
+        .build()
+        .to_string();
     if let Ok(v) = HeaderValue::from_str(&v) {
         r.headers_mut().append(header::SET_COOKIE, v);
     }
@@ -172,7 +178,7 @@ pub struct Post {
 }
 
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(subtle::ConstantTimeEq::ct_eq(a.as_bytes(), b.as_bytes()))
 }
 
 impl FromRequest<Console> for Post {

@@ -7,7 +7,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use nubis_app::auth::new_secret;
-use nubis_app::signin::oauth::{TokenRequest, pkce_challenge, urlencode};
+use nubis_app::signin::oauth::{TokenRequest, pkce_challenge};
 use nubis_model::Timestamp;
 
 use crate::Console;
@@ -25,14 +25,16 @@ pub async fn start(State(c): State<Console>) -> Response {
     let verifier = new_secret();
     let challenge = pkce_challenge(&verifier);
     let state = c.sessions.pending_add(verifier);
-    let to = format!(
-        "{}/authorize?response_type=code&client_id={}&redirect_uri={}&scope=*&state={}&code_challenge={}&code_challenge_method=S256",
-        c.app.signin_base_path(),
-        urlencode(client_id),
-        urlencode(&redirect_uri),
-        state,
-        challenge
-    );
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", &redirect_uri)
+        .append_pair("scope", "*")
+        .append_pair("state", &state)
+        .append_pair("code_challenge", &challenge)
+        .append_pair("code_challenge_method", "S256")
+        .finish();
+    let to = format!("{}/authorize?{query}", c.app.signin_base_path());
     let mut r = redirect(&to);
     set_cookie(&mut r, &c, SIGNIN_COOKIE, &state, 600);
     r

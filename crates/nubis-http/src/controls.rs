@@ -1,14 +1,14 @@
 //! The test-control API under `/nubis/v1`: its own router and its own OpenAPI document
 //! (`/nubis/v1/openapi.json`), reached only with an operator token, absent altogether when the
-//! controls are disabled. Also the request-pipeline step that applies injected HTTP faults.
+//! controls are disabled. The request-pipeline step that applies injected HTTP faults is
+//! [`crate::faults`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::json::Json;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, State};
+use axum::http::header;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use nubis_app::App;
@@ -25,7 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::extract::{ApiJson, ApiPath, ApiState};
+use crate::extract::{ApiJson, ApiPath, ApiState, bearer};
 use crate::routes::empty;
 
 #[derive(OpenApi)]
@@ -91,11 +91,6 @@ pub fn router() -> axum::Router<ApiState> {
 
 /// The authenticated operator.
 pub struct Op(pub Operator);
-
-fn bearer(parts: &Parts) -> Option<&str> {
-    let h = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")).or_else(|| h.strip_prefix("token ")).map(str::trim)
-}
 
 impl FromRequestParts<ApiState> for Op {
     type Rejection = ApiError;
@@ -211,53 +206,9 @@ async fn fixtures_load(State(app): State<App>, Op(op): Op, body: axum::body::Byt
 fn public_routes() -> &'static [(String, String)] {
     static ROUTES: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
     ROUTES.get_or_init(|| {
-        crate::operations(&crate::api_router().into_openapi()).into_iter().map(|(m, p, _)| (m.to_string(), p)).collect()
+        crate::api::operations(&crate::api::api_router().into_openapi())
+            .into_iter()
+            .map(|(m, p, _)| (m.to_string(), p))
+            .collect()
     })
-}
-
-/// Whether an injected HTTP fault may apply to this request (one atomic load when no fault is
-/// registered); [`apply_faults`] then decides.
-pub fn fault_candidate(app: &App, method: &str, template: &str) -> bool {
-    app.controls.faults.http_candidates(method, template).0
-}
-
-/// Applies injected HTTP faults to a request of the public API (after routing, before the
-/// handler, see [`crate::middleware::RouteLayer`]): waits `latency_ms`, then answers the fault's
-/// status with the error envelope, or lets the request through to `inner`.
-pub async fn apply_faults<S>(app: App, template: String, req: Request, inner: S) -> Response
-where
-    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
-{
-    use tower::ServiceExt;
-    let faults = &app.controls.faults;
-    let method = req.method().as_str().to_string();
-    let (any, scoped) = faults.http_candidates(&method, &template);
-    let pass = |req| async move { inner.oneshot(req).await.unwrap_or_else(|never| match never {}) };
-    if !any {
-        return pass(req).await;
-    }
-    let (req, account) = if scoped {
-        let (parts, body) = req.into_parts();
-        let account = match bearer(&parts) {
-            Some(t) => app.authenticate(t).await.ok().map(|a| a.account_id()),
-            None => None,
-        };
-        (Request::from_parts(parts, body), account)
-    } else {
-        (req, None)
-    };
-    let Some(f) = faults.take_http(&method, &template, account) else { return pass(req).await };
-    if f.latency_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(f.latency_ms)).await;
-    }
-    let Some(status) = f.status else { return pass(req).await };
-    let mut res = match status {
-        429 => ApiError(Error::RateLimited { retry_after_secs: f.retry_after }).into_response(),
-        500 => ApiError::status(StatusCode::INTERNAL_SERVER_ERROR, None, "Internal server error"),
-        502 => ApiError::status(StatusCode::BAD_GATEWAY, None, "Bad gateway"),
-        504 => ApiError::status(StatusCode::GATEWAY_TIMEOUT, None, "Gateway timeout"),
-        _ => ApiError::status(StatusCode::SERVICE_UNAVAILABLE, None, "Service unavailable"),
-    };
-    res.headers_mut().insert("x-nubis-fault", HeaderValue::from_static("injected"));
-    res
 }

@@ -41,17 +41,17 @@ impl std::ops::Deref for Auth {
     }
 }
 
+/// The token of an `Authorization: Bearer` (or `token`) header.
+pub fn bearer(parts: &Parts) -> Option<&str> {
+    let h = parts.headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")).or_else(|| h.strip_prefix("token ")).map(str::trim)
+}
+
 impl FromRequestParts<ApiState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, Self::Rejection> {
-        let header = parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        let token = header
-            .and_then(|h| {
-                h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")).or_else(|| h.strip_prefix("token "))
-            })
-            .map(str::trim)
-            .ok_or_else(|| ApiError(Error::Unauthenticated("Invalid Token".into())))?;
+        let token = bearer(parts).ok_or_else(|| ApiError(Error::Unauthenticated("Invalid Token".into())))?;
         let actor = state.app.authenticate(token).await?;
         let meta = parts.extensions.get::<Arc<RequestMeta>>().cloned();
         if let Some(m) = &meta {
@@ -215,39 +215,15 @@ impl<S: Send + Sync> FromRequestParts<S> for ListQuery {
     }
 }
 
-/// Query-string pairs, percent-decoded.
+/// Query-string (or form body) pairs, percent-decoded (`form_urlencoded`).
 pub fn form_pairs(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
-/// Percent-decodes a form-urlencoded piece (`+` is a space).
+/// Percent-decodes one form-urlencoded piece (`+` is a space).
 pub fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let plus_as_space = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&plus_as_space).decode_utf8_lossy().into_owned()
 }
 
 /// An optional query flag such as `skip_ipv6_rdns=true`.

@@ -1,10 +1,12 @@
 //! nubis HTTP API: the router of every area, the extractors, the error envelope, paging and
 //! X-Filter, rate limiting, the request pipeline and the generated OpenAPI document.
 
+pub mod api;
 pub mod compat;
 pub mod controls;
 pub mod error;
 pub mod extract;
+pub mod faults;
 pub mod json;
 pub mod list;
 pub mod meta;
@@ -18,68 +20,19 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use nubis_app::{App, Op};
 use tower::Layer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::normalize_path::{NormalizePath, NormalizePathLayer};
-use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
 
+pub use crate::api::{api_router, openapi_document, operations};
 use crate::error::ApiError;
 use crate::extract::ApiState;
 use crate::middleware::Routes;
 use crate::ratelimit::RateLimiter;
-
-/// Every route of the API with its OpenAPI description.
-pub fn api_router() -> OpenApiRouter<ApiState> {
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .merge(routes::catalog::router())
-        .merge(routes::profile::router())
-        .merge(routes::sshkeys::router())
-        .merge(routes::users::router())
-        .merge(routes::account::router())
-        .merge(routes::billing::router())
-        .merge(routes::events::router())
-        .merge(routes::vpcs::router())
-        .merge(routes::instances::router())
-        .merge(routes::ips::router())
-        .merge(routes::ipv6::router())
-        .merge(routes::firewalls::router())
-        .merge(routes::nodebalancers::router())
-        .merge(routes::oauth_clients::router())
-        .merge(routes::logins::router())
-        .merge(routes::child_accounts::router())
-        .merge(routes::service_transfers::router())
-}
-
-/// The OpenAPI document of the whole API, as served (with the standard answers of
-/// [`openapi::contract`]).
-pub fn openapi_document() -> serde_json::Value {
-    openapi::contract(&api_router().into_openapi())
-}
-
-/// (method, path template, operationId) of every documented operation.
-pub fn operations(doc: &utoipa::openapi::OpenApi) -> Vec<(Method, String, String)> {
-    let mut out = Vec::new();
-    for (path, item) in &doc.paths.paths {
-        let ops = [
-            (Method::GET, &item.get),
-            (Method::POST, &item.post),
-            (Method::PUT, &item.put),
-            (Method::DELETE, &item.delete),
-            (Method::PATCH, &item.patch),
-        ];
-        for (m, op) in ops {
-            if let Some(op) = op {
-                out.push((m, path.clone(), op.operation_id.clone().unwrap_or_default()));
-            }
-        }
-    }
-    out
-}
 
 /// The service nubis serves: the API (under the spec's names and, through [`compat`], the hosted
 /// API's), `/healthz`, `/metrics`, `/v4/openapi.json`. A trailing slash is accepted on every path.

@@ -244,14 +244,14 @@ where
             let _ = meta.route.set(p.clone());
         }
         if let (Some(app), Some(p)) = (&self.faults, path)
-            && crate::controls::fault_candidate(app, req.method().as_str(), p.as_str())
+            && crate::faults::fault_candidate(app, req.method().as_str(), p.as_str())
         {
             let (app, template) = (app.clone(), p.as_str().to_string());
             // The ready service goes with the request; this one is replaced by a fresh clone.
             let fresh = self.inner.clone();
             let inner = std::mem::replace(&mut self.inner, fresh);
             return futures_util::future::Either::Right(Box::pin(async move {
-                Ok(crate::controls::apply_faults(app, template, req, inner).await)
+                Ok(crate::faults::apply_faults(app, template, req, inner).await)
             }));
         }
         futures_util::future::Either::Left(self.inner.call(req))

@@ -1,13 +1,10 @@
 //! The loopback network mode (DESIGN.md, Network): every address is on this host. A private
 //! address `192.168.X.Y` is reached at `127.168.X.Y`, so `127.168.0.0/16` is reserved for that
-//! mapping and public pools must stay clear of it.
+//! mapping and public pools must stay clear of it ([`crate::pool::validate_public_pool`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::Ipv4Net;
-
-use crate::cidr::overlaps;
-use crate::pool::PRIVATE_POOL;
 
 /// Private addresses that have a loopback twin.
 pub const MAPPED_PRIVATE: Ipv4Net = Ipv4Net::new_assert(Ipv4Addr::new(192, 168, 0, 0), 16);
@@ -32,27 +29,6 @@ pub fn private_of_loopback(a: Ipv4Addr) -> Option<Ipv4Addr> {
 /// `::ffff:127.x.y.z`. In loopback mode the data plane dials nothing else.
 pub fn is_loopback(a: IpAddr) -> bool {
     a.to_canonical().is_loopback()
-}
-
-/// Checks a configured public IPv4 pool: written as its network address (no host bits set), not
-/// overlapping `127.168.0.0/16` (reserved for the private mapping) nor the private pool
-/// `192.168.128.0/17`. Returns the reason when refused. Whether the pool must lie in
-/// `127.0.0.0/8` depends on the network mode and is checked by the caller ([`is_loopback`] on
-/// its network and broadcast addresses); the subnet prefix is checked by
-/// [`crate::Ipv4Pool::public`].
-pub fn validate_public_pool(net: Ipv4Net) -> Result<(), String> {
-    if net.trunc() != net {
-        return Err(format!("The pool must be written as its network address: {}", net.trunc()));
-    }
-    if overlaps(net, LOOPBACK_MAP) {
-        return Err(format!(
-            "The pool {net} overlaps {LOOPBACK_MAP}, reserved for reaching private addresses in loopback mode"
-        ));
-    }
-    if overlaps(net, PRIVATE_POOL) {
-        return Err(format!("The pool {net} overlaps the private pool {PRIVATE_POOL}"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -84,25 +60,6 @@ mod tests {
         for bad in ["128.0.0.1", "192.168.1.2", "::2", "::ffff:10.0.0.1", "2001:db8::1", "0.0.0.0"] {
             assert!(!is_loopback(bad.parse().unwrap()), "{bad}");
         }
-    }
-
-    #[test]
-    fn public_pools_stay_clear_of_reserved_space() {
-        for ok in ["127.10.0.0/16", "127.0.0.0/9", "127.169.0.0/16", "127.167.255.0/24", "203.0.113.0/24"] {
-            assert_eq!(validate_public_pool(ok.parse().unwrap()), Ok(()), "{ok}");
-        }
-        for bad in [
-            "127.168.0.0/16",
-            "127.168.5.0/24",
-            "127.0.0.0/8",
-            "127.160.0.0/12",
-            "0.0.0.0/0",
-            "192.168.0.0/16",
-            "192.168.200.0/24",
-        ] {
-            assert!(validate_public_pool(bad.parse().unwrap()).is_err(), "{bad}");
-        }
-        assert!(validate_public_pool("127.10.0.1/16".parse().unwrap()).unwrap_err().contains("127.10.0.0/16"));
     }
 
     proptest! {

@@ -14,8 +14,8 @@ use std::net::Ipv4Addr;
 
 use ipnet::Ipv4Net;
 
-use crate::cidr::subnet_mask_v4;
-use crate::loopback::validate_public_pool;
+use crate::cidr::{overlaps, subnet_mask_v4};
+use crate::loopback::LOOPBACK_MAP;
 
 /// The default private pool.
 pub const PRIVATE_POOL: Ipv4Net = Ipv4Net::new_assert(Ipv4Addr::new(192, 168, 128, 0), 17);
@@ -146,6 +146,27 @@ impl Ipv4Pool {
             Some(Ipv4Addr::from(want))
         })
     }
+}
+
+/// Checks a configured public IPv4 pool: written as its network address (no host bits set), not
+/// overlapping `127.168.0.0/16` (reserved for the private mapping) nor the private pool
+/// `192.168.128.0/17`. Returns the reason when refused. Whether the pool must lie in
+/// `127.0.0.0/8` depends on the network mode and is checked by the caller ([`crate::is_loopback`] on
+/// its network and broadcast addresses); the subnet prefix is checked by
+/// [`Ipv4Pool::public`].
+pub fn validate_public_pool(net: Ipv4Net) -> Result<(), String> {
+    if net.trunc() != net {
+        return Err(format!("The pool must be written as its network address: {}", net.trunc()));
+    }
+    if overlaps(net, LOOPBACK_MAP) {
+        return Err(format!(
+            "The pool {net} overlaps {LOOPBACK_MAP}, reserved for reaching private addresses in loopback mode"
+        ));
+    }
+    if overlaps(net, PRIVATE_POOL) {
+        return Err(format!("The pool {net} overlaps the private pool {PRIVATE_POOL}"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -283,5 +304,24 @@ mod tests {
                 prop_assert!(p.is_assignable(a));
             }
         }
+    }
+
+    #[test]
+    fn public_pools_stay_clear_of_reserved_space() {
+        for ok in ["127.10.0.0/16", "127.0.0.0/9", "127.169.0.0/16", "127.167.255.0/24", "203.0.113.0/24"] {
+            assert_eq!(validate_public_pool(ok.parse().unwrap()), Ok(()), "{ok}");
+        }
+        for bad in [
+            "127.168.0.0/16",
+            "127.168.5.0/24",
+            "127.0.0.0/8",
+            "127.160.0.0/12",
+            "0.0.0.0/0",
+            "192.168.0.0/16",
+            "192.168.200.0/24",
+        ] {
+            assert!(validate_public_pool(bad.parse().unwrap()).is_err(), "{bad}");
+        }
+        assert!(validate_public_pool("127.10.0.1/16".parse().unwrap()).unwrap_err().contains("127.10.0.0/16"));
     }
 }

@@ -1,58 +1,13 @@
 //! Billing records as the account endpoints show them: the account's billing view, settings,
 //! availability, payment methods, payments, invoices and their items, promotions, maintenance
-//! windows and notifications. Money is integer cents ([`Cents`]); it becomes a JSON number of
-//! dollars only when written out.
+//! windows and notifications. Money is integer cents ([`Cents`], see [`crate::money`]); it becomes
+//! a JSON number of dollars only when written out.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::Timestamp;
-
-/// An amount in US cents. Written in JSON as a number of dollars (`1234` cents is `12.34`): the
-/// shortest decimal that reads back as the same double, which for cents is the decimal itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
-pub struct Cents(pub i64);
-
-impl Cents {
-    /// `12.34`, `-0.50`, `0.00`.
-    pub fn dollars(self) -> String {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let a = self.0.unsigned_abs();
-        format!("{sign}{}.{:02}", a / 100, a % 100)
-    }
-}
-
-impl Serialize for Cents {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // Exact for every amount below 2^53 cents: the decimal has at most 17 significant digits
-        // and ryu prints the shortest form that round-trips, which is the decimal itself.
-        let v: f64 = self.dollars().parse().map_err(serde::ser::Error::custom)?;
-        s.serialize_f64(v)
-    }
-}
-
-impl utoipa::PartialSchema for Cents {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Number).into()
-    }
-}
-impl utoipa::ToSchema for Cents {}
-
-/// Parses the `usd` grammar of a payment (spec 2.5): an optional `$`, digits without commas, a
-/// decimal point and one or two decimal digits. Returns cents.
-pub fn parse_usd(s: &str) -> Option<i64> {
-    let s = s.strip_prefix('$').unwrap_or(s);
-    let (whole, frac) = s.split_once('.')?;
-    if whole.is_empty() || whole.len() > 12 || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if frac.is_empty() || frac.len() > 2 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let w: i64 = whole.parse().ok()?;
-    let f: i64 = if frac.len() == 1 { frac.parse::<i64>().ok()? * 10 } else { frac.parse().ok()? };
-    w.checked_mul(100)?.checked_add(f)
-}
+pub use crate::money::{Cents, parse_usd};
 
 /// The brand of a card from its number's prefix.
 pub fn card_brand(number: &str) -> &'static str {
@@ -256,25 +211,6 @@ pub struct Notification {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn usd_grammar() {
-        assert_eq!(parse_usd("5.00"), Some(500));
-        assert_eq!(parse_usd("$120.5"), Some(12050));
-        assert_eq!(parse_usd("0.01"), Some(1));
-        for bad in ["5", "5.", "1,000.00", "$", "", ".50", "5.001", "-5.00", "$$5.00", "5.0a", " 5.00"] {
-            assert_eq!(parse_usd(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn cents_print_exactly() {
-        assert_eq!(Cents(1234).dollars(), "12.34");
-        assert_eq!(Cents(-50).dollars(), "-0.50");
-        assert_eq!(serde_json::to_string(&Cents(1005)).unwrap(), "10.05");
-        assert_eq!(serde_json::to_string(&Cents(0)).unwrap(), "0.0");
-        assert_eq!(serde_json::to_string(&Cents(4_999_999_999)).unwrap(), "49999999.99");
-    }
 
     #[test]
     fn brands_from_prefixes() {

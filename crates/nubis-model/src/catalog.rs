@@ -1,5 +1,6 @@
 //! The catalog: regions, instance types and images, as the API shows them.
 
+use crate::money::Micros;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -31,10 +32,11 @@ pub mod capability {
     pub const VLANS: &str = "Vlans";
 }
 
+/// A price in millionths of a dollar; JSON numbers of dollars on the wire.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct Price {
-    pub hourly: f64,
-    pub monthly: f64,
+    pub hourly: Micros,
+    pub monthly: Micros,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

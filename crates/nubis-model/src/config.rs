@@ -2,6 +2,7 @@
 //! of types and images, limits, timings and the network mode. Every field has a built-in default,
 //! so an empty file (or none) gives a working cloud.
 
+use crate::money::{Micros, Money};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,8 +97,10 @@ pub struct TypeConfig {
     pub gpus: i64,
     pub network_out: i64,
     pub transfer: i64,
-    pub hourly: f64,
-    pub monthly: f64,
+    /// Dollars per started hour (`"0.0075"` or `0.0075`), held in millionths of a dollar.
+    pub hourly: Micros,
+    /// The monthly cap of the price, in dollars.
+    pub monthly: Micros,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -343,10 +346,10 @@ impl Default for Config {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BillingConfig {
-    /// Hourly price of a load balancer in dollars, as a decimal string (`"0.015"`).
-    pub nodebalancer_hourly: String,
+    /// Hourly price of a load balancer in dollars (`"0.015"`).
+    pub nodebalancer_hourly: Micros,
     /// Monthly cap of a load balancer's price in dollars (`"10.00"`).
-    pub nodebalancer_monthly: String,
+    pub nodebalancer_monthly: Micros,
     /// Seconds between two checks for invoices due (month ends).
     pub close_interval_secs: u64,
     /// Seconds after which a payment still waiting for the gateway's answer is settled by
@@ -360,8 +363,8 @@ pub struct BillingConfig {
 impl Default for BillingConfig {
     fn default() -> Self {
         BillingConfig {
-            nodebalancer_hourly: "0.015".into(),
-            nodebalancer_monthly: "10.00".into(),
+            nodebalancer_hourly: Money(15_000),
+            nodebalancer_monthly: Money(10_000_000),
             close_interval_secs: 60,
             settle_after_secs: 60,
             settle_interval_secs: 5,
@@ -425,7 +428,7 @@ pub fn default_regions() -> Vec<RegionConfig> {
 
 pub fn default_types() -> Vec<TypeConfig> {
     let t =
-        |id: &str, label: &str, class: &str, mem: i64, vcpus: i64, disk: i64, transfer: i64, monthly: f64| TypeConfig {
+        |id: &str, label: &str, class: &str, mem: i64, vcpus: i64, disk: i64, transfer: i64, dollars: i64| TypeConfig {
             id: id.into(),
             label: label.into(),
             class: class.into(),
@@ -435,16 +438,17 @@ pub fn default_types() -> Vec<TypeConfig> {
             gpus: 0,
             network_out: 1000 * vcpus.min(4),
             transfer,
-            hourly: (monthly / 730.0 * 1000.0).round() / 1000.0,
-            monthly,
+            // A 730-hour month, to the thousandth of a dollar.
+            hourly: Micros::whole_dollars(dollars).scaled(1, 730, 1000),
+            monthly: Micros::whole_dollars(dollars),
         };
     vec![
-        t("g6-nanode-1", "Nanode 1GB", "nanode", 1024, 1, 25600, 1000, 5.0),
-        t("g6-standard-1", "Linode 2GB", "standard", 2048, 1, 51200, 2000, 12.0),
-        t("g6-standard-2", "Linode 4GB", "standard", 4096, 2, 81920, 4000, 24.0),
-        t("g6-standard-4", "Linode 8GB", "standard", 8192, 4, 163840, 5000, 48.0),
-        t("g6-dedicated-2", "Dedicated 4GB", "dedicated", 4096, 2, 81920, 4000, 36.0),
-        t("g7-highmem-1", "Linode 24GB", "highmem", 24576, 2, 20480, 5000, 60.0),
+        t("g6-nanode-1", "Nanode 1GB", "nanode", 1024, 1, 25600, 1000, 5),
+        t("g6-standard-1", "Linode 2GB", "standard", 2048, 1, 51200, 2000, 12),
+        t("g6-standard-2", "Linode 4GB", "standard", 4096, 2, 81920, 4000, 24),
+        t("g6-standard-4", "Linode 8GB", "standard", 8192, 4, 163840, 5000, 48),
+        t("g6-dedicated-2", "Dedicated 4GB", "dedicated", 4096, 2, 81920, 4000, 36),
+        t("g7-highmem-1", "Linode 24GB", "highmem", 24576, 2, 20480, 5000, 60),
     ]
 }
 

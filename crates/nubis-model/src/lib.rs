@@ -16,6 +16,7 @@ pub mod grants;
 pub mod instance;
 pub mod instance_profile;
 pub mod ip;
+pub mod money;
 pub mod nodebalancer;
 pub mod object;
 pub mod page;

@@ -60,10 +60,10 @@ pub struct ChildAccount {
     pub phone: String,
     pub tax_id: String,
     /// Integer cents; dollars on the wire.
-    #[serde(serialize_with = "dollars")]
+    #[serde(serialize_with = "crate::money::whole_dollars_as_integer")]
     #[schema(value_type = f64)]
     pub balance: i64,
-    #[serde(serialize_with = "dollars")]
+    #[serde(serialize_with = "crate::money::whole_dollars_as_integer")]
     #[schema(value_type = f64)]
     pub balance_uninvoiced: i64,
     pub billing_source: &'static str,
@@ -86,9 +86,4 @@ pub struct ProxyUserToken {
     pub expiry: Timestamp,
     /// The raw token: in the create response only.
     pub token: String,
-}
-
-/// Writes integer cents as the dollar number the wire format shows (conversion at the edge only).
-fn dollars<S: serde::Serializer>(cents: &i64, s: S) -> Result<S::Ok, S::Error> {
-    if cents % 100 == 0 { s.serialize_i64(cents / 100) } else { s.serialize_f64(*cents as f64 / 100.0) }
 }

@@ -1,22 +1,10 @@
 //! `nubis admin ...`: operators' commands, run directly on the database.
 
-use nubis_model::Error;
-
 use nubis_app::admin::InstanceFlag;
 
 use crate::cli::{AccountCommand, AdminArgs, AdminCommand, InstanceCommand, RuntimeCommand, TokenCommand, UserCommand};
 use crate::controls;
-
-pub(crate) fn fail(e: Error) -> anyhow::Error {
-    match e {
-        Error::Invalid(v) => {
-            let msgs: Vec<String> =
-                v.iter().map(|f| format!("{}: {}", f.field.as_deref().unwrap_or("-"), f.reason)).collect();
-            anyhow::anyhow!(msgs.join("; "))
-        }
-        other => anyhow::anyhow!(other.to_string()),
-    }
-}
+use crate::refusal::fail;
 
 pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
     let _log = crate::logging::init(crate::cli::LogFormat::Text);

@@ -5,8 +5,8 @@ use nubis_app::App;
 use nubis_app::admin::Admin;
 use nubis_model::{Error, Timestamp};
 
-use crate::admin::fail;
 use crate::cli::{BillingCommand, MaintenanceCommand, PromoCommand};
+use crate::refusal::fail;
 
 fn when(s: &str, field: &str) -> anyhow::Result<Timestamp> {
     Timestamp::parse(s)

@@ -14,7 +14,7 @@ use axum::{Json, Router};
 use nubis_app::App;
 use serde_json::{Value, json};
 
-use crate::serve::{Dataplane, start_dataplane};
+use crate::dataplane::Dataplane;
 
 struct Status {
     app: App,
@@ -31,7 +31,8 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
     let addr = listener.local_addr()?;
-    let status = Arc::new(Status { app: app.clone(), dataplane: std::sync::Mutex::new(Some(start_dataplane(&app))) });
+    let status =
+        Arc::new(Status { app: app.clone(), dataplane: std::sync::Mutex::new(Some(crate::dataplane::start(&app))) });
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))

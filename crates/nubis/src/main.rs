@@ -6,8 +6,10 @@ mod admin_billing;
 mod cli;
 mod config;
 mod controls;
+mod dataplane;
 mod dataplane_role;
 mod logging;
+mod refusal;
 mod serve;
 
 use clap::Parser;
@@ -17,7 +19,19 @@ use clap::Parser;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> anyhow::Result<()> {
+/// A refusal or a failure is printed as lines of text on stderr (its causes after colons), never as
+/// a debug structure, and the exit status is 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = cli::Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {

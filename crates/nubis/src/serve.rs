@@ -31,7 +31,7 @@ pub async fn open_with(
     let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
-    Ok(App::new(store, config)?)
+    App::new(store, config).map_err(crate::refusal::plain)
 }
 
 /// The configuration with the driver of the command line and, for the netns driver, the host
@@ -81,7 +81,7 @@ fn nubis_netns_check(state_dir: &str) -> Vec<String> {
 /// `nubis admin runtime sweep`.
 pub async fn runtime_sweep(state: &StateArgs) -> anyhow::Result<()> {
     let config = runtime_config(state)?;
-    nubis_app::runtime_sweep_host(&config.runtime.state_dir).await.map_err(crate::admin::fail)?;
+    nubis_app::runtime_sweep_host(&config.runtime.state_dir).await.map_err(crate::refusal::fail)?;
     println!("removed everything nubis made on this host");
     Ok(())
 }
@@ -145,7 +145,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         eprintln!("nubis: {line}");
         std::process::exit(2);
     }
-    let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await?;
+    let first_run = app.bootstrap(args.bootstrap_token.as_deref()).await.map_err(crate::refusal::flag)?;
     if let Some(secret) = &first_run {
         if args.bootstrap_token.is_none() {
             write_admin_token(&args.state.data_dir, secret)?;
@@ -160,7 +160,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     if let Some(t) = &args.operator_token {
-        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t)).await?;
+        app.admin_operator_token_create(&admin, "serve --operator-token", Some(t))
+            .await
+            .map_err(crate::refusal::flag)?;
     }
     if let Some(path) = &args.fixtures {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -172,7 +174,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(url) => Transport::Smtp(url.clone()),
         None => Transport::Files(args.state.data_dir.join("outbox")),
     };
-    let mailer = app.spawn_mailer(transport)?;
+    let mailer = app.spawn_mailer(transport).map_err(crate::refusal::plain)?;
     // Invoices close at each month's end (also those missed while nubis was stopped).
     let billing =
         app.spawn_billing_closer(std::time::Duration::from_secs(app.config().billing.close_interval_secs.max(1)));
@@ -180,7 +182,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settler =
         app.spawn_payment_settler(std::time::Duration::from_secs(app.config().billing.settle_interval_secs.max(1)));
     // Instances left mid-transition by the last run (a crash, a restart) complete now.
-    let resumed = app.runtime_resume().await?;
+    let resumed = app.runtime_resume().await.map_err(crate::refusal::plain)?;
     if resumed > 0 {
         tracing::info!(resumed, "resumed instance transitions");
     }
@@ -190,12 +192,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    let dataplane = if role == Role::All { Some(start_dataplane(&app)) } else { None };
+    let dataplane = if role == Role::All { Some(crate::dataplane::start(&app)) } else { None };
     let addr = listener.local_addr()?;
     app.set_listen_url(format!("http://{addr}"));
     if first_run.is_some() {
         // Printed, never logged: the link sets the owner's password once.
-        let link = app.admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME).await?;
+        let link = app
+            .admin_password_link(&admin, nubis_app::admin::BOOTSTRAP_USERNAME)
+            .await
+            .map_err(crate::refusal::plain)?;
         println!("nubis: set the password of 'admin' (the link works once): {link}");
     }
     // The console's line comes first: scripts wait for the "listening" line and may stop reading.
@@ -220,54 +225,4 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     app.store().close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// The running load-balancer data plane with the tasks that feed it and record what it sees.
-pub(crate) struct Dataplane {
-    publisher: tokio::task::JoinHandle<()>,
-    pub(crate) ownership: nubis_app::nodebalancer::ownership::Ownership,
-    pub(crate) handle: nubis_dataplane::DataplaneHandle,
-    recorder: tokio::task::JoinHandle<()>,
-    stop_recorder: tokio::sync::oneshot::Sender<()>,
-}
-
-/// A name for this data-plane process in the balancer leases, unique across hosts and restarts.
-fn owner_id() -> String {
-    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
-    let host = host.trim();
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
-    let host = if host.is_empty() { "host" } else { host };
-    format!("{host}-{}-{:x}", std::process::id(), nanos % (1 << 40))
-}
-
-/// Starts the data plane on the desired state the application publishes (now, after every
-/// change, and every reconcile interval for changes made by other replicas), restricted to the
-/// balancers this process owns, and records its observations (node health, traffic) in the
-/// database.
-pub(crate) fn start_dataplane(app: &App) -> Dataplane {
-    let config = app.config();
-    let every = std::time::Duration::from_millis(config.dataplane.reconcile_interval_ms.max(10));
-    let publisher = app.spawn_balancer_publisher(every);
-    let ownership = app.spawn_balancer_ownership(owner_id());
-    let (obs_tx, obs_rx) = tokio::sync::mpsc::channel(4096);
-    let (stop_recorder, stop_rx) = tokio::sync::oneshot::channel();
-    let recorder = app.spawn_observation_recorder(obs_rx, stop_rx);
-    let settings = nubis_dataplane::DataplaneSettings::from(&config.dataplane);
-    let handle = nubis_dataplane::start(settings, config.network.mode, ownership.state(), obs_tx);
-    tracing::info!(mode = ?config.network.mode, owner = ownership.owner(), "load-balancer data plane started");
-    Dataplane { publisher, ownership, handle, recorder, stop_recorder }
-}
-
-impl Dataplane {
-    /// Stops publishing, closes every listener and connection, writes the last traffic, and
-    /// frees this process's balancers for the other data-plane processes.
-    pub(crate) async fn stop(self) {
-        self.publisher.abort();
-        self.handle.shutdown().await;
-        let _ = self.stop_recorder.send(());
-        let _ = self.recorder.await;
-        self.ownership.leave().await;
-        tracing::info!("load-balancer data plane stopped");
-    }
 }

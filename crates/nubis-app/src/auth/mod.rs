@@ -15,6 +15,20 @@ pub use policy::{Grant, Op, Policy};
 
 use crate::App;
 
+/// The operator of this cloud at its machine: whoever opened the database (`nubis admin`, and
+/// `nubis serve` while it starts). Only [`crate::App::new`] makes one, beside the application it
+/// returns; the API and the console never hold one, so no request reaches an `admin_*`
+/// function. (An operator token of the test controls also stands for one, for fixtures.)
+pub struct Admin {
+    _private: (),
+}
+
+impl Admin {
+    pub(crate) fn new() -> Admin {
+        Admin { _private: () }
+    }
+}
+
 /// The authenticated caller of an operation. Made only here, by authentication (a token, a
 /// console session's token, or an operator acting as an account's owner); read-only elsewhere.
 #[derive(Debug, Clone)]
@@ -109,7 +123,7 @@ impl App {
 
     /// The operator acting as the owner of an account (fixtures create its resources through
     /// the same operations as the API): an owner's actor with every scope, bound to no token.
-    pub(crate) async fn act_as_owner(&self, _admin: &crate::admin::Admin, owner_id: i64) -> Result<Actor> {
+    pub(crate) async fn act_as_owner(&self, _admin: &Admin, owner_id: i64) -> Result<Actor> {
         let owner = self.store.user_by_id(owner_id).await?.filter(|u| u.is_owner).ok_or(Error::NotFound)?;
         let account = self.store.account_get(owner.account_id).await?.ok_or(Error::NotFound)?;
         Ok(Actor {

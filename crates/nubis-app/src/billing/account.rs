@@ -5,8 +5,6 @@ use nubis_model::billing::{AccountSettings, AccountView, Availability, CreditCar
 use nubis_model::instance::Status;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
-use serde::Deserialize;
-use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
 use super::settle::PURPOSE_CANCEL;
@@ -15,41 +13,7 @@ use crate::App;
 use crate::auth::{Actor, Op};
 use nubis_store::Tx;
 
-/// `PUT /v4/account`: every field optional; omitted fields stay unchanged.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct AccountUpdate {
-    pub address_1: Option<String>,
-    pub address_2: Option<String>,
-    pub city: Option<String>,
-    pub company: Option<String>,
-    pub country: Option<String>,
-    pub email: Option<String>,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-    pub phone: Option<String>,
-    pub state: Option<String>,
-    pub tax_id: Option<String>,
-    pub zip: Option<String>,
-}
-
-/// `PUT /v4/account/settings`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct SettingsUpdate {
-    pub backups_enabled: Option<bool>,
-    pub network_helper: Option<bool>,
-    /// `legacy_config_only`, `legacy_config_default_but_linode_allowed`,
-    /// `linode_default_but_legacy_config_allowed` or `linode_only`.
-    pub interfaces_for_new_linodes: Option<String>,
-    /// Read-only here (see managed-enable); accepted and ignored when unchanged.
-    pub managed: Option<bool>,
-    pub longview_subscription: Option<String>,
-}
-
-/// `POST /v4/account/cancel`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct CancelRequest {
-    pub comments: Option<String>,
-}
+pub use super::requests::{AccountUpdate, CancelRequest, SettingsUpdate};
 
 /// Every service a region can offer, in the order the availability shows them.
 const SERVICES: &[&str] = &[

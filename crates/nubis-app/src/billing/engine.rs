@@ -14,8 +14,8 @@ use nubis_model::{Error, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::billing::{MeterRow, NewItem, PromotionRow};
 
-use super::dollars_of_micro;
 use crate::App;
+use nubis_model::money::Micros;
 
 /// The first moment of `t`'s month.
 pub fn month_start(t: Timestamp) -> Timestamp {
@@ -32,7 +32,7 @@ pub fn next_month(t: Timestamp) -> Timestamp {
 
 /// Millionths of a dollar to whole cents, half up.
 fn cents_of_micro(m: i64) -> i64 {
-    (m + 5_000).div_euclid(10_000)
+    Micros::from_units(m).to::<2>().0
 }
 
 /// One item per meter that ran in `[from, to)`.
@@ -57,7 +57,7 @@ pub fn usage_items(meters: &[MeterRow], from: Timestamp, to: Timestamp) -> Vec<N
             from: start,
             to: end,
             quantity: hours,
-            unit_price: dollars_of_micro(m.hourly_micro),
+            unit_price: Micros::from_units(m.hourly_micro).dollars(),
             amount: cents_of_micro(micro),
             tax: 0,
             region: m.region.clone(),

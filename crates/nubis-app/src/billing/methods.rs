@@ -8,8 +8,6 @@ use nubis_model::filter::Filter;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::billing::NewCard;
-use serde::Deserialize;
-use utoipa::ToSchema;
 
 use super::gateway::GatewayError;
 use super::{CardDetails, validate};
@@ -22,33 +20,7 @@ pub const MAX_ACTIVE_METHODS: i64 = 6;
 /// Payment methods an account may add in 24 hours.
 pub const MAX_ADDED_PER_DAY: i64 = 60;
 
-/// The card fields of spec 2.5.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct CardInput {
-    /// 14..24 digits passing the Luhn check.
-    #[schema(required = true, value_type = String, pattern = "^[0-9]{14,24}$")]
-    pub card_number: Option<String>,
-    #[schema(required = true, value_type = String, pattern = "^[0-9]{3,4}$")]
-    pub cvv: Option<String>,
-    #[schema(required = true, value_type = i64, minimum = 1, maximum = 12)]
-    pub expiry_month: Option<i64>,
-    /// This month or later.
-    #[schema(required = true, value_type = i64, minimum = 1000, maximum = 9999)]
-    pub expiry_year: Option<i64>,
-}
-
-/// `POST /v4/account/payment-methods`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct PaymentMethodCreate {
-    #[schema(required = true, value_type = CardInput)]
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub data: Option<CardInput>,
-    pub is_default: Option<bool>,
-    /// `credit_card`.
-    #[serde(rename = "type")]
-    #[schema(required = true, value_type = String, pattern = "^credit_card$")]
-    pub kind: Option<String>,
-}
+pub use super::requests::{CardInput, PaymentMethodCreate};
 
 fn method_entity(m: &PaymentMethod) -> EventEntity {
     EventEntity::new(

@@ -4,8 +4,8 @@ use chrono::Datelike;
 use nubis_model::{Problems, Timestamp};
 use nubis_store::billing::ContactChanges;
 
-use super::account::AccountUpdate;
-use super::methods::CardInput;
+use super::gateway::CardDetails;
+use super::requests::{AccountUpdate, CardInput};
 
 /// ISO 3166-1 alpha-2 country codes.
 const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ \
@@ -145,7 +145,7 @@ pub(crate) fn account_update(
 
 /// A checked card: the rules of spec 2.5, each failure on its field under `prefix`
 /// (`data.` for a payment method, nothing for the deprecated credit-card operation).
-pub(crate) fn card(input: &CardInput, prefix: &str, now: Timestamp) -> Result<super::CardDetails, nubis_model::Error> {
+pub(crate) fn card(input: &CardInput, prefix: &str, now: Timestamp) -> Result<CardDetails, nubis_model::Error> {
     let mut p = Problems::new();
     let f = |name: &str| format!("{prefix}{name}");
     match &input.card_number {
@@ -183,7 +183,7 @@ pub(crate) fn card(input: &CardInput, prefix: &str, now: Timestamp) -> Result<su
         }
     }
     p.finish()?;
-    Ok(super::CardDetails {
+    Ok(CardDetails {
         number: input.card_number.clone().unwrap_or_default(),
         cvv: input.cvv.clone().unwrap_or_default(),
         expiry_month: input.expiry_month.unwrap_or_default(),

@@ -11,7 +11,7 @@
 //!
 //! A bad file is refused as a whole (nothing stays of it) with the line and the field.
 
-use crate::admin::Admin;
+use crate::auth::Admin;
 use std::collections::HashMap;
 
 use nubis_model::scope::Scopes;

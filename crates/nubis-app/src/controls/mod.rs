@@ -28,8 +28,8 @@ pub struct Operator {
 impl Operator {
     /// An operator token stands for the operator of the cloud (fixtures create accounts and
     /// users as `nubis admin` does).
-    pub(crate) fn admin(&self) -> crate::admin::Admin {
-        crate::admin::Admin::new()
+    pub(crate) fn admin(&self) -> crate::auth::Admin {
+        crate::auth::Admin::new()
     }
 }
 
@@ -81,7 +81,7 @@ impl App {
     /// value (at least 16 characters), otherwise a random one. Returns the secret, shown once.
     pub async fn admin_operator_token_create(
         &self,
-        _admin: &crate::admin::Admin,
+        _admin: &crate::auth::Admin,
         label: &str,
         secret: Option<&str>,
     ) -> Result<String> {

@@ -149,17 +149,13 @@ fn with_query(uri: &str, pairs: &[(&str, &str)]) -> String {
     out
 }
 
+/// Everything but the unreserved characters of RFC 3986 (2.3).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
 /// Percent-encodes everything but the unreserved characters.
-pub fn urlencode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+fn urlencode(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, NOT_UNRESERVED).to_string()
 }
 
 /// The redirect carrying an error back to the client (RFC 6749 4.1.2.1).
@@ -299,7 +295,7 @@ impl App {
 }
 
 pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
 #[cfg(test)]

@@ -59,16 +59,16 @@ pub fn form(body: &[u8]) -> HashMap<String, String> {
     form_pairs(&String::from_utf8_lossy(body)).into_iter().collect()
 }
 
-/// A cookie of the request.
+/// A cookie of the request (`Cookie` headers read by the `cookie` crate); none when empty.
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_string())
         .filter(|v| !v.is_empty())
 }
 

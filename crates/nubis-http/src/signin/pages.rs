@@ -96,16 +96,21 @@ fn redirect(location: &str) -> Response {
     }
 }
 
-fn secure(app: &App) -> &'static str {
-    if app.public_url().starts_with("https://") { "; Secure" } else { "" }
-}
-
+/// Sets (or with `max_age` 0, clears) a sign-in cookie: HttpOnly, scoped to the sign-in
+/// pages' path, SameSite=Strict for the CSRF cookie and Lax otherwise, Secure when the public
+/// URL is https.
 fn set_cookie(r: &mut Response, app: &App, name: &str, value: &str, max_age: Option<i64>) {
-    let path = app.signin_base_path();
-    let age = max_age.map(|a| format!("; Max-Age={a}")).unwrap_or_default();
-    let same_site = if name == CSRF_COOKIE { "Strict" } else { "Lax" };
-    let v = format!("{name}={value}; Path={path}; HttpOnly; SameSite={same_site}{age}{}", secure(app));
-    if let Ok(v) = HeaderValue::from_str(&v) {
+    use cookie::{Cookie, SameSite};
+    let same_site = if name == CSRF_COOKIE { SameSite::Strict } else { SameSite::Lax };
+    let mut c = Cookie::build((name, value))
+        .path(app.signin_base_path())
+        .http_only(true)
+        .same_site(same_site)
+        .secure(app.public_url().starts_with("https://"));
+    if let Some(a) = max_age {
+        c = c.max_age(cookie::time::Duration::seconds(a));
+    }
+    if let Ok(v) = HeaderValue::from_str(&c.build().to_string()) {
         r.headers_mut().append(header::SET_COOKIE, v);
     }
 }
@@ -121,7 +126,7 @@ fn csrf_token(headers: &HeaderMap) -> (String, bool) {
 /// A posted form's CSRF token must equal the cookie's.
 fn csrf_ok(headers: &HeaderMap, posted: Option<&String>) -> bool {
     match (cookie(headers, CSRF_COOKIE), posted) {
-        (Some(c), Some(p)) => c.len() == p.len() && c.bytes().zip(p.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0,
+        (Some(c), Some(p)) => bool::from(subtle::ConstantTimeEq::ct_eq(c.as_bytes(), p.as_bytes())),
         _ => false,
     }
 }

@@ -63,6 +63,56 @@ async fn the_bootstrap_token_flag_sets_the_owners_token() {
     assert!(!s.dir.join("admin-token").exists(), "no file when the token was given");
 }
 
+/// Runs `nubis serve` on a fresh data directory with extra flags, expecting it to refuse to
+/// start; returns its stderr.
+fn serve_refused(flags: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(unique("nubis-refuse-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), TEST_CONFIG).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(flags)
+        .env("NUBIS_LOG", "error")
+        .env_remove("NUBIS_DATABASE")
+        .env_remove("NUBIS_BOOTSTRAP_TOKEN")
+        .env_remove("NUBIS_OPERATOR_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that starts instead of refusing is stopped, and the test fails on its status.
+    let mut status = None;
+    for _ in 0..1200 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if status.is_none() {
+        child.kill().unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(status.is_some_and(|s| !s.success()), "nubis serve {flags:?} started instead of refusing");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn a_refused_flag_is_one_line_naming_the_flag() {
+    assert_eq!(
+        serve_refused(&["--bootstrap-token", "too-short"]),
+        "--bootstrap-token: must be at least 16 characters\n"
+    );
+    assert_eq!(
+        serve_refused(&["--bootstrap-token", "a-long-enough-bootstrap-token", "--operator-token", "short"]),
+        "--operator-token: must be 16-512 characters\n"
+    );
+}
+
 #[tokio::test]
 async fn operators_create_and_list_accounts_users_and_tokens() {
     let s = TestServer::start().await;

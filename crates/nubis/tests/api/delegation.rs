@@ -4,6 +4,7 @@
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::controls::controlled;
 use crate::support::*;
 
 struct Family {
@@ -82,8 +83,8 @@ async fn parents_list_their_child_accounts() {
 
 #[tokio::test]
 async fn a_proxy_token_acts_as_the_proxy_user_on_the_child_account_and_expires() {
-    let config = format!("{TEST_CONFIG}\n[signin]\nproxy_token_secs = 3\n");
-    let s = TestServer::start_with(Options { config, ..Default::default() }).await;
+    let config = format!("{TEST_CONFIG}\n[signin]\nproxy_token_secs = 600\n");
+    let (s, ctl) = controlled(&[], Some(config)).await;
     let f = family(&s);
     let api = s.api();
     let t = api.post_empty(&format!("/account/child-accounts/{}/token", f.child_euuid)).await;
@@ -111,8 +112,10 @@ async fn a_proxy_token_acts_as_the_proxy_user_on_the_child_account_and_expires()
     v.ok();
     assert_eq!(f.child_owner.get("/vpcs").await.ok()["results"], 1, "made on the child account");
     assert_eq!(api.get("/vpcs").await.ok()["results"], 0, "not on the parent account");
-    // It expires.
-    tokio::time::sleep(std::time::Duration::from_millis(3200)).await;
+    // It expires: valid until its 600 seconds are over, refused after.
+    ctl.post("/clock/advance", json!({"seconds": 590})).await.ok();
+    proxy.get("/profile").await.ok();
+    ctl.post("/clock/advance", json!({"seconds": 11})).await.ok();
     proxy.get("/profile").await.status_is(401);
 }
 

@@ -254,8 +254,8 @@ async fn authorization_requests_are_checked_before_the_page_is_shown() {
 /// Codes: single use, bound to the client, the redirect URI and the PKCE verifier, short-lived.
 #[tokio::test]
 async fn codes_are_single_use_bound_and_short_lived() {
-    let config = format!("{TEST_CONFIG}\n[signin]\ncode_secs = 2\n");
-    let s = TestServer::start_with(Options { config, ..Default::default() }).await;
+    let config = format!("{TEST_CONFIG}\n[signin]\ncode_secs = 60\n");
+    let (s, ctl) = crate::controls::controlled(&[], Some(config)).await;
     let api = s.api();
     api.post("/account/users", json!({"username": "dan", "email": "dan@example.com", "restricted": false})).await.ok();
     set_password(&s, "dan", ANN_PASSWORD).await;
@@ -297,7 +297,7 @@ async fn codes_are_single_use_bound_and_short_lived() {
     assert_eq!(st, 400);
     // Expired after code_secs.
     let code = query_param(&sign_in(&s, &mut b, &mut cb, &q, "dan", ANN_PASSWORD).await, "code").unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
+    ctl.post("/clock/advance", json!({"seconds": 61})).await.ok();
     assert_eq!(exchange(cid.clone(), secret.clone(), code).await.0, 400);
     // PKCE: the wrong verifier fails, and a public client's code needs the verifier.
     let (verifier, challenge) = pkce();
