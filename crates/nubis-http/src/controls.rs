@@ -70,11 +70,6 @@ pub fn controls_router() -> OpenApiRouter<ApiState> {
         .routes(routes!(fixtures_load))
 }
 
-/// The OpenAPI document of the control API.
-pub fn controls_document() -> utoipa::openapi::OpenApi {
-    controls_router().into_openapi()
-}
-
 /// The control API's routes and `/nubis/v1/openapi.json`, ready to merge.
 pub fn router() -> axum::Router<ApiState> {
     let (router, doc) = controls_router().split_for_parts();

@@ -115,8 +115,6 @@ impl Key {
                 }
             }
             Key::Collection(name, _) => match *name {
-                "firewall_devices" => bit("firewall_devices") | bit("instances") | bit("nodebalancers"),
-                "nodebalancer_transfer" => bit("nodebalancer_traffic") | bit("nodebalancers"),
                 other if slot(other) != OTHER => bit(other),
                 // A name that is not a table: any write invalidates it.
                 _ => ALL,

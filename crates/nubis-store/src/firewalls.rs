@@ -6,15 +6,13 @@
 //! Also the reads the balancer data plane needs: the rules of the active firewall of a balancer
 //! ([`Store::nodebalancer_active_firewall_rules`], [`Store::active_balancer_firewalls`]).
 
-use std::sync::Arc;
-
 use nubis_model::firewall::{DeviceType, FirewallRules, FirewallStatus};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::{Row, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Listing, Visibility};
-use crate::{CacheKey, Store, Tx};
+use crate::{Store, Tx};
 use nubis_model::filter::Filter;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -341,26 +339,6 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// The firewalls of an account, in id order.
-    pub async fn firewalls_of_account(&self, account_id: i64) -> Result<Arc<Vec<FirewallRow>>> {
-        self.cached(CacheKey::Collection("firewalls", account_id), || async move {
-            let sql = format!("SELECT {COLS} FROM firewalls WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(firewall).collect()
-        })
-        .await
-    }
-
-    /// The firewall devices of an account with their services' labels, in id order.
-    pub async fn firewall_devices_of_account(&self, account_id: i64) -> Result<Arc<Vec<DeviceRow>>> {
-        self.cached(CacheKey::Collection("firewall_devices", account_id), || async move {
-            let sql = format!("{DEVICE_SELECT} WHERE d.account_id = $1 ORDER BY d.id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(device).collect()
-        })
-        .await
-    }
-
     /// A load balancer of the account (not cached: balancers are written by another area).
     pub async fn nodebalancer_ref(&self, account_id: i64, id: i64) -> Result<Option<BalancerRef>> {
         let row = query("SELECT id, account_id, label, region FROM nodebalancers WHERE id = $1 AND account_id = $2")

@@ -197,11 +197,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    pub async fn interfaces_delete_of_instance(&mut self, instance_id: i64) -> Result<()> {
-        query("DELETE FROM instance_interfaces WHERE instance_id = $1").bind(instance_id).execute(self.h()).await?;
-        Ok(())
-    }
-
     /// One interface of an instance with its row lock taken (a no-op update), read inside the
     /// transaction.
     pub async fn interface_lock(&mut self, instance_id: i64, id: i64) -> Result<Option<InterfaceRow>> {

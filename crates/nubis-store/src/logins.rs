@@ -150,13 +150,4 @@ impl Store {
         let rows = sql.query().fetch_all(self.r()).await?;
         rows.iter().map(|r| Ok((r.i64("user_id")?, r.ts("datetime")?, r.str("status")?))).collect()
     }
-
-    /// When the user last signed in successfully.
-    pub async fn login_last(&self, user_id: i64) -> Result<Option<Timestamp>> {
-        let row = query("SELECT MAX(datetime) AS t FROM logins WHERE user_id = $1 AND status = 'successful'")
-            .bind(user_id)
-            .fetch_optional(self.r())
-            .await?;
-        Ok(row.map(|r| r.opt_ts("t")).transpose()?.flatten())
-    }
 }

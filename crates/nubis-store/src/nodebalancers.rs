@@ -2,8 +2,6 @@
 //! per config by constraint). A config's `ssl_key` is stored for the data plane; the row types
 //! that carry it have no `Debug`, so it cannot reach a log line by accident.
 
-use std::sync::Arc;
-
 use crate::db::Row;
 use crate::sql::{ColKind, Column, Listing, Sql, Visibility, push_ids};
 use nubis_model::filter::Filter;
@@ -11,7 +9,7 @@ use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx};
+use crate::{Store, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BalancerRow {
@@ -479,36 +477,6 @@ pub struct TrafficSample {
 }
 
 impl Store {
-    /// The balancers of an account, in id order.
-    pub async fn nodebalancers_of_account(&self, account_id: i64) -> Result<Arc<Vec<BalancerRow>>> {
-        self.cached(CacheKey::Collection("nodebalancers", account_id), || async move {
-            let sql = format!("SELECT {NB_COLS} FROM nodebalancers WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(balancer).collect()
-        })
-        .await
-    }
-
-    /// The configs of an account's balancers, in id order.
-    pub async fn nb_configs_of_account(&self, account_id: i64) -> Result<Arc<Vec<ConfigRow>>> {
-        self.cached(CacheKey::Collection("nodebalancer_configs", account_id), || async move {
-            let sql = format!("SELECT {CFG_COLS} FROM nodebalancer_configs WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(config).collect()
-        })
-        .await
-    }
-
-    /// The nodes of an account's balancers, in id order.
-    pub async fn nb_nodes_of_account(&self, account_id: i64) -> Result<Arc<Vec<NodeRow>>> {
-        self.cached(CacheKey::Collection("nodebalancer_nodes", account_id), || async move {
-            let sql = format!("SELECT {NODE_COLS} FROM nodebalancer_nodes WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(node).collect()
-        })
-        .await
-    }
-
     /// Every balancer, config and node of every account (the data plane's desired state); the
     /// balancers of canceled accounts are left out (they stop listening).
     pub async fn nodebalancers_everything(&self) -> Result<(Vec<BalancerRow>, Vec<ConfigRow>, Vec<NodeRow>)> {
@@ -525,28 +493,6 @@ impl Store {
             c.iter().map(config).collect::<Result<_>>()?,
             n.iter().map(node).collect::<Result<_>>()?,
         ))
-    }
-
-    /// Bytes (in, out) per balancer of an account since `since_bucket`.
-    pub async fn nb_transfer_of_account(
-        &self,
-        account_id: i64,
-        since_bucket: i64,
-    ) -> Result<Arc<std::collections::HashMap<i64, (i64, i64)>>> {
-        self.cached(CacheKey::Collection("nodebalancer_transfer", account_id), || async move {
-            let rows = query(
-                "SELECT t.nodebalancer_id AS id, CAST(SUM(t.bytes_in) AS BIGINT) AS bin, \
-                 CAST(SUM(t.bytes_out) AS BIGINT) AS bout FROM nodebalancer_traffic t \
-                 JOIN nodebalancers b ON b.id = t.nodebalancer_id \
-                 WHERE b.account_id = $1 AND t.bucket >= $2 GROUP BY t.nodebalancer_id",
-            )
-            .bind(account_id)
-            .bind(since_bucket)
-            .fetch_all(self.r())
-            .await?;
-            rows.iter().map(|r| Ok((r.i64("id")?, (r.i64("bin")?, r.i64("bout")?)))).collect()
-        })
-        .await
     }
 
     /// A balancer's traffic per 5-minute period since `since_bucket`, oldest first.

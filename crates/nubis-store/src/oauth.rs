@@ -228,18 +228,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The grant an access token was issued under and the sign-in session that approved it.
-    pub async fn oauth_token_grant(&mut self, token_hash: &str) -> Result<Option<(Option<String>, Option<String>)>> {
-        let row = query(
-            "SELECT t.grant_id, g.session_hash FROM tokens t LEFT JOIN oauth_grants g ON g.id = t.grant_id \
-             WHERE t.secret_hash = $1 AND t.kind = 'oauth'",
-        )
-        .bind(token_hash)
-        .fetch_optional(self.h())
-        .await?;
-        row.map(|r| Ok((r.opt_str("grant_id")?, r.opt_str("session_hash")?))).transpose()
-    }
-
     pub async fn oauth_code_insert(&mut self, code_hash: &str, g: &CodeGrant) -> Result<()> {
         query(
             "INSERT INTO oauth_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scopes, code_challenge, \

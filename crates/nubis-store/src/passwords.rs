@@ -127,12 +127,6 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// A user's argon2 PHC string, if a password was set.
-    pub async fn user_password_hash(&self, user_id: i64) -> Result<Option<String>> {
-        let row = query("SELECT password_hash FROM users WHERE id = $1").bind(user_id).fetch_optional(self.r()).await?;
-        Ok(row.map(|r| r.opt_str("password_hash")).transpose()?.flatten())
-    }
-
     /// Whether a set-password link exists and has not expired (without using it).
     pub async fn password_link_user(&self, token_hash: &str) -> Result<Option<(i64, Timestamp)>> {
         let row = query("SELECT user_id, expiry FROM password_links WHERE token_hash = $1")

@@ -6,7 +6,7 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Keys, Listing, Visibility};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -125,11 +125,5 @@ impl Store {
     pub async fn ssh_key_get(&self, user_id: i64, id: i64) -> Result<Option<SshKeyRow>> {
         let sql = format!("SELECT {COLS} FROM ssh_keys WHERE id = $1 AND user_id = $2");
         query(sql).bind(id).bind(user_id).fetch_optional(self.r()).await?.as_ref().map(ssh_key).transpose()
-    }
-
-    /// The keys of some users, in key order.
-    pub async fn ssh_keys_of_users(&self, user_ids: &[i64]) -> Result<Vec<SshKeyRow>> {
-        let select = format!("SELECT {COLS} FROM ssh_keys");
-        self.fetch_in(&select, "user_id", Keys::Ids(user_ids), "id", ssh_key).await
     }
 }

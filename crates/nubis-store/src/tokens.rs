@@ -85,16 +85,6 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// The personal access tokens of a user, in id order.
-    pub async fn tokens_of_user(&self, user_id: i64) -> Result<Arc<Vec<Token>>> {
-        self.cached(CacheKey::Tokens(user_id), || async move {
-            let sql = format!("SELECT {COLS} FROM tokens WHERE user_id = $1 AND kind = 'pat' ORDER BY id");
-            let rows = query(sql).bind(user_id).fetch_all(self.r()).await?;
-            rows.iter().map(token).collect()
-        })
-        .await
-    }
-
     /// The credential behind a secret's hash, if a token with that hash exists.
     pub async fn credential(&self, hash: [u8; 32]) -> Result<Arc<Option<Credential>>> {
         self.cached(CacheKey::Credential(hash), || async move {

@@ -165,13 +165,6 @@ impl Store {
     pub async fn user_by_username(&self, username: &str) -> Result<Option<User>> {
         user_by_username(self.r(), username).await
     }
-
-    /// The id of the last event the user has seen.
-    pub async fn user_seen_upto(&self, user_id: i64) -> Result<i64> {
-        let row =
-            query("SELECT events_seen_upto FROM users WHERE id = $1").bind(user_id).fetch_optional(self.r()).await?;
-        Ok(row.map(|r| r.i64("events_seen_upto")).transpose()?.unwrap_or(0))
-    }
 }
 
 const USER_LIST: Listing<'static> = Listing {

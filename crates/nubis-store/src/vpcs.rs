@@ -210,16 +210,6 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// The VPCs of an account, in id order.
-    pub async fn vpcs_of_account(&self, account_id: i64) -> Result<Arc<Vec<VpcRow>>> {
-        self.cached(CacheKey::Collection("vpcs", account_id), || async move {
-            let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(vpc).collect()
-        })
-        .await
-    }
-
     /// The subnets of every VPC of an account, in id order.
     pub async fn subnets_of_account(&self, account_id: i64) -> Result<Arc<Vec<SubnetRow>>> {
         self.cached(CacheKey::Collection("vpc_subnets", account_id), || async move {

@@ -103,10 +103,4 @@ impl Store {
         let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
         rows.iter().map(maintenance).collect()
     }
-
-    pub async fn maintenance_get(&self, id: i64) -> Result<Option<MaintenanceRow>> {
-        let sql = format!("{MAINT_SELECT} WHERE m.id = $1");
-        let row = query(sql).bind(id).fetch_optional(self.r()).await?;
-        row.as_ref().map(maintenance).transpose()
-    }
 }
