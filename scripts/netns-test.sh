@@ -42,8 +42,8 @@ echo "==> netns suite (real instances)"
 NUBIS_TEST_PYTHONPATH=$PY cargo test --workspace --locked --test netns -- --test-threads=1
 
 # The modules about instances, their addresses, interfaces, VPCs and firewalls, less the tests
-# whose assertions name the loopback pools (127.10.0.0/16, regions of their own in 127.0.0.0/8)
-# or expect a simulated provisioning time: in netns mode pools are 198.18.0.0/15 by design. The
+# whose assertions name the loopback pools (127.10.0.0/16, regions of their own in 127.0.0.0/8):
+# in netns mode pools are 198.18.0.0/15 by design. The
 # balancer modules start back ends by hand at 127.168.x.y, which netns mode no longer dials; the
 # netns suite above covers balancers with real instances instead.
 echo "==> API suite with the netns driver (instances, addresses, interfaces, VPCs, firewalls)"

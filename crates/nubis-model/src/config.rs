@@ -190,8 +190,8 @@ pub enum DriverKind {
     Netns,
 }
 
-/// The instance runtime (`[runtime]`): the driver, the timings of the simulated driver, and
-/// where the netns driver keeps its state.
+/// The instance runtime (`[runtime]`): the driver, the step timings (what the simulated driver
+/// takes, the least the netns driver takes), and where the netns driver keeps its state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RuntimeConfig {

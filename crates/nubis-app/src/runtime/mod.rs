@@ -31,6 +31,19 @@ pub enum Step {
     Reboot,
 }
 
+impl Step {
+    /// The configured time of this step (`[runtime]`): exactly what the simulated driver takes,
+    /// and the least the netns driver takes, so the two answer alike to a client that polls.
+    pub fn least(self, config: &nubis_model::config::RuntimeConfig) -> std::time::Duration {
+        std::time::Duration::from_millis(match self {
+            Step::Provision => config.provision_ms,
+            Step::Boot => config.boot_ms,
+            Step::Shutdown => config.shutdown_ms,
+            Step::Reboot => config.reboot_ms,
+        })
+    }
+}
+
 /// What runs instances. The future completes when the step is done.
 pub trait Driver: Send + Sync {
     fn run(&self, instance_id: i64, step: Step) -> DriverFuture;

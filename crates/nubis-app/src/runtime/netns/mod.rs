@@ -3,7 +3,8 @@
 //! it, woken by every commit that touches what it reads and once a second, outside any
 //! transaction. Power steps go through the [`Driver`] trait like the simulated driver's: a
 //! provision waits until the reconciler made the namespace, a boot starts the init, a shutdown
-//! stops it. The status follows what runs: an init that dies on its own makes the instance
+//! stops it; each step takes at least its configured time (`[runtime]`), so a client polling
+//! sees the same states in both modes. The status follows what runs: an init that dies on its own makes the instance
 //! `offline`, with an event.
 
 mod desired;
@@ -59,6 +60,8 @@ pub struct Netns {
     pub(crate) procs: Procs,
     metadata: OnceLock<Arc<Metadata>>,
     grace: Duration,
+    /// The configured step times, which each step takes at least.
+    timings: RuntimeConfig,
     kick: tokio::sync::Notify,
     /// What was last applied to each instance's namespace.
     applied: Mutex<HashMap<i64, InstanceSpec>>,
@@ -75,6 +78,7 @@ impl Netns {
             procs: Procs::new(names),
             metadata: OnceLock::new(),
             grace: Duration::from_millis(config.shutdown_grace_ms),
+            timings: config.clone(),
             kick: tokio::sync::Notify::new(),
             applied: Mutex::new(HashMap::new()),
             passes: tokio::sync::watch::Sender::new(0),
@@ -135,7 +139,13 @@ impl Netns {
         self.procs.start(boot).await.map_err(host_err)
     }
 
+    /// Performs `step`, taking at least its configured time.
     async fn step(&self, id: i64, step: Step) -> Result<()> {
+        let (done, ()) = tokio::join!(self.perform(id, step), tokio::time::sleep(step.least(&self.timings)));
+        done
+    }
+
+    async fn perform(&self, id: i64, step: Step) -> Result<()> {
         match step {
             Step::Provision => self.wait_applied(id).await,
             Step::Boot => self.boot(id).await,
