@@ -140,6 +140,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
     migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
+    migration!(25, "row_counts_notices", "0025_row_counts_notices.sql"),
 ];
 
 impl Store {
@@ -361,20 +362,24 @@ impl Store {
         }
     }
 
-    pub(crate) async fn cached<T, F, Fut>(&self, key: CacheKey, load: F) -> Result<Arc<T>>
+    /// The value of `key`, read by `load` from `tables` (declared where the SQL is; checked in
+    /// debug builds, see `cache::reads`), kept until one of them is written.
+    pub(crate) async fn cached<T, F, Fut>(&self, key: CacheKey, tables: &[&str], load: F) -> Result<Arc<T>>
     where
         T: Send + Sync + 'static,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        self.inner.cache.get_or_load(key, load).await
+        self.inner.cache.get_or_load(key, tables, load).await
     }
 
-    /// One page of a list (`list` names it, `query` is the filter and the page asked for), kept
-    /// in the read cache until a table its records are read from is written.
+    /// One page of a list (`list` names it, `query` is the filter and the page asked for), read
+    /// from `tables` (the grants too for a restricted `user`), kept in the read cache until one
+    /// of them is written.
     pub async fn cached_page<T, F, Fut>(
         &self,
         list: &'static str,
+        tables: &[&str],
         account: i64,
         user: Option<i64>,
         query: String,
@@ -385,7 +390,11 @@ impl Store {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        self.inner.cache.get_or_load(CacheKey::Page { list, account, user, query }, load).await
+        let mut tables = tables.to_vec();
+        if user.is_some() {
+            tables.push("grants");
+        }
+        self.inner.cache.get_or_load(CacheKey::Page { list, account, user, query }, &tables, load).await
     }
 
     /// Answers whether the database is reachable (for health checks).
