@@ -50,7 +50,6 @@ use std::time::Duration;
 
 use nubis_model::{Error, Result};
 
-pub use billing::AccountStanding;
 pub use cache::Key as CacheKey;
 use cache::{Cache, Mode};
 use db::{Handle, lite::Lite, query};

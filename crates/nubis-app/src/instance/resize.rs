@@ -66,7 +66,7 @@ pub(crate) async fn check_resizable(tx: &mut Tx<'_>, inst: &InstanceRow) -> Resu
     if inst.live_migration {
         return Err(Error::refused("The instance has a migration in progress; retry once it completes"));
     }
-    if tx.account_standing(inst.account_id).await?.past_due {
+    if crate::billing::standing::account_standing(tx, inst.account_id).await?.past_due {
         return Err(Error::refused("The account has an outstanding balance: pay it before resizing"));
     }
     Ok(())
