@@ -310,7 +310,7 @@ const VPC_PARTS: &str = concat!(
 /// The tables [`VPC_PARTS`] reads.
 const VPC_PARTS_TABLES: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces", "instances"];
 
-/// The tables a page of VPCs ([`VPC_LIST`] with its count, then [`SUBNET_PARTS`] of its VPCs)
+/// The tables a page of VPCs (`VPC_LIST` with its count, then `SUBNET_PARTS` of its VPCs)
 /// reads; the grants too when the page is a restricted user's.
 pub const VPC_PAGE_TABLES: &[&str] = &["vpcs", "row_counts", "vpc_subnets", "instance_interfaces", "instances"];
 
