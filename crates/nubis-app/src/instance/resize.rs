@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::configs::refuse_busy;
-use super::lifecycle::{notice, powered, start_transition};
+use super::transition::{notice, powered, start_transition};
 use crate::App;
 use crate::auth::{Actor, Op};
 
