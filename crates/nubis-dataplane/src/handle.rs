@@ -132,14 +132,6 @@ impl Snapshot {
     pub fn node_status(&self, balancer_id: i64, config_id: i64, node_id: i64) -> Option<NodeStatus> {
         self.config(balancer_id, config_id)?.nodes.iter().find(|n| n.id == node_id).map(|n| n.status)
     }
-
-    /// (connections, bytes in, bytes out) summed over a balancer's configs.
-    pub fn balancer_totals(&self, balancer_id: i64) -> (u64, u64, u64) {
-        self.configs
-            .iter()
-            .filter(|c| c.balancer_id == balancer_id)
-            .fold((0, 0, 0), |a, c| (a.0 + c.connections, a.1 + c.bytes_in, a.2 + c.bytes_out))
-    }
 }
 
 async fn report_traffic(
