@@ -420,6 +420,13 @@ ops! {
     SshKeyGet = "ssh_key_get" => scoped(Area::Account, RO);
     SshKeyUpdate = "ssh_key_update" => scoped(Area::Account, RW);
     SshKeyDelete = "ssh_key_delete" => scoped(Area::Account, RW);
+
+    // The hosted API around the spec's resources: the rest of the catalog (public), public
+    // images refused to writes (they belong to no account).
+    NodebalancerTypeList = "nodebalancer_type_list" => public();
+    NetworkTransferPriceList = "network_transfer_price_list" => public();
+    ImageUpdate = "image_update" => scoped(Area::Images, RW);
+    ImageDelete = "image_delete" => scoped(Area::Images, RW);
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod events;
 mod firewall_concurrency;
 mod firewall_devices;
 mod firewalls;
+mod hosted_catalog;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
