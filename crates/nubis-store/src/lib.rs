@@ -140,6 +140,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
     migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
+    migration!(28, "event_times", "0028_event_times.sql"),
 ];
 
 impl Store {

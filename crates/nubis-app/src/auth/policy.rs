@@ -427,6 +427,7 @@ ops! {
     NetworkTransferPriceList = "network_transfer_price_list" => public();
     ImageUpdate = "image_update" => scoped(Area::Images, RW);
     ImageDelete = "image_delete" => scoped(Area::Images, RW);
+    ProfileLoginGet = "profile_login_get" => scoped(Area::Account, RO);
 }
 
 #[cfg(test)]

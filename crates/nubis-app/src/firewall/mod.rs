@@ -38,7 +38,7 @@ use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
 
-const LABEL_TAKEN: &str = "Label must be unique among your firewalls";
+const LABEL_TAKEN: &str = "Label must be unique among your Cloud Firewalls";
 
 /// `POST /v4/networking/firewalls`.
 #[derive(Debug, Default, Deserialize, ToSchema)]

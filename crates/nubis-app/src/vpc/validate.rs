@@ -65,7 +65,7 @@ pub struct SubnetUpdate {
 }
 
 pub(crate) const LABEL_RULE: &str =
-    "Must be 1-64 characters: ASCII letters, digits and hyphens, without two hyphens in a row";
+    "Must only use ASCII letters, numbers, and dashes: 1-64 characters, without two dashes in a row";
 const LABEL_LEN: (usize, usize) = (1, 64);
 const DESCRIPTION_MAX: usize = 255;
 
@@ -155,7 +155,7 @@ pub(crate) fn check_vpc_create(catalog: &Catalog, input: &VpcCreate) -> Result<V
     match input.region.as_deref() {
         None => p.add("region", "Region is required"),
         Some(r) => match catalog.region(r) {
-            None => p.add("region", "Region not found"),
+            None => p.add("region", "region is not valid"),
             Some(info) => p.check(info.has(capability::VPCS), "region", "VPCs are not available in this region"),
         },
     }

@@ -68,6 +68,8 @@ pub struct Rule {
     pub ports: Option<String>,
     pub addresses: RuleAddresses,
     pub label: Option<String>,
+    /// Left out of the answer when the rule has none, as the hosted API echoes rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 

@@ -27,6 +27,7 @@ mod firewall_concurrency;
 mod firewall_devices;
 mod firewalls;
 mod hosted_catalog;
+mod hosted_differences;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
