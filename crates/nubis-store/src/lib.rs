@@ -23,6 +23,7 @@ pub(crate) mod db;
 pub mod disks;
 pub mod events;
 pub mod files;
+pub mod firewall_versions;
 pub mod firewalls;
 pub mod grants;
 pub mod instances;
@@ -141,6 +142,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
     migration!(28, "event_times", "0028_event_times.sql"),
+    migration!(29, "firewall_versions", "0029_firewall_versions.sql"),
 ];
 
 impl Store {

@@ -428,6 +428,14 @@ ops! {
     ImageUpdate = "image_update" => scoped(Area::Images, RW);
     ImageDelete = "image_delete" => scoped(Area::Images, RW);
     ProfileLoginGet = "profile_login_get" => scoped(Area::Account, RO);
+    // Firewall rule versions (the firewall's grant), the account's default firewalls (read by
+    // any user of the account, set by unrestricted users), the templates.
+    FirewallHistoryList = "firewall_history_list" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallHistoryGet = "firewall_history_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallSettingsGet = "firewall_settings_get" => scoped(Area::Firewall, RO);
+    FirewallSettingsUpdate = "firewall_settings_update" => unrestricted(Area::Firewall, RW);
+    FirewallTemplateList = "firewall_template_list" => scoped(Area::Firewall, RO);
+    FirewallTemplateGet = "firewall_template_get" => scoped(Area::Firewall, RO);
 }
 
 #[cfg(test)]

@@ -194,7 +194,12 @@ impl App {
                     let b = insert_balancer(tx, actor, valid).await?;
                     self.billing_meter_balancer(tx, &b).await?;
                     tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
-                    if let Some(fw) = firewall_id {
+                    // Without a firewall_id, the account's default balancer firewall, if any.
+                    let fw = match firewall_id {
+                        Some(fw) => Some(fw),
+                        None => tx.firewall_defaults_lock(actor.account_id()).await?.nodebalancer,
+                    };
+                    if let Some(fw) = fw {
                         firewall::attach_at_create(tx, actor, &b, fw).await?;
                     }
                     let mut p = Problems::new();

@@ -28,6 +28,7 @@ mod firewall_devices;
 mod firewalls;
 mod hosted_catalog;
 mod hosted_differences;
+mod hosted_firewalls;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
