@@ -149,3 +149,21 @@ pub struct ImageRegion {
 
 pub const IMAGE_FILTERABLE: &[&str] =
     &["id", "label", "deprecated", "is_public", "size", "type", "vendor", "status", "tags"];
+
+/// A maintenance policy (`/v4/maintenance/policies`): what happens to an instance when its host
+/// needs maintenance.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MaintenancePolicy {
+    pub slug: String,
+    pub label: String,
+    pub description: String,
+    /// `migrate` or `power_off_on`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// How long before the maintenance its notice comes, in seconds.
+    pub notification_period_sec: i64,
+    pub is_default: bool,
+}
+
+pub const MAINTENANCE_POLICY_FILTERABLE: &[&str] = &["slug", "label", "type", "is_default"];
+

@@ -33,6 +33,7 @@ pub mod ips;
 pub mod leases;
 pub mod linode_interfaces;
 pub mod logins;
+pub mod maintenance_settings;
 pub mod nodebalancers;
 pub mod oauth;
 pub mod outbox;
@@ -143,6 +144,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
     migration!(28, "event_times", "0028_event_times.sql"),
     migration!(29, "firewall_versions", "0029_firewall_versions.sql"),
+    migration!(30, "maintenance_policy", "0030_maintenance_policy.sql"),
 ];
 
 impl Store {

@@ -436,6 +436,9 @@ ops! {
     FirewallSettingsUpdate = "firewall_settings_update" => unrestricted(Area::Firewall, RW);
     FirewallTemplateList = "firewall_template_list" => scoped(Area::Firewall, RO);
     FirewallTemplateGet = "firewall_template_get" => scoped(Area::Firewall, RO);
+    // Maintenance policies: what any user of an account may read (the account's choice is an
+    // account setting).
+    MaintenancePolicyList = "maintenance_policy_list" => any_token();
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use axum::response::Response;
 use nubis_app::App;
 use nubis_app::auth::Op;
 use nubis_model::catalog::{
-    BalancerType, IMAGE_FILTERABLE, Image, InstanceType, REGION_FILTERABLE, Region, TYPE_FILTERABLE, TransferPrice,
+    BalancerType, IMAGE_FILTERABLE, Image, InstanceType, MAINTENANCE_POLICY_FILTERABLE, MaintenancePolicy,
+    REGION_FILTERABLE, Region, TYPE_FILTERABLE, TransferPrice,
 };
 use nubis_model::page::Page;
 use serde::Deserialize;
@@ -33,6 +34,13 @@ pub fn router() -> OpenApiRouter<ApiState> {
         )
         .routes(routes!(nodebalancer_type_list))
         .routes(routes!(network_transfer_price_list))
+        .routes(routes!(maintenance_policy_list))
+}
+
+/// The maintenance policies an account may choose for its instances.
+#[utoipa::path(get, path = "/v4/maintenance/policies", tag = "maintenance", responses((status = 200, description = "A page of maintenance policies", body = Page<MaintenancePolicy>)))]
+async fn maintenance_policy_list(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
+    page_of(&app.maintenance_policy_list(&actor).await?, &q, MAINTENANCE_POLICY_FILTERABLE)
 }
 
 /// Balancer types and prices, with the regions priced apart.

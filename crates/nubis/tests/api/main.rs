@@ -29,6 +29,7 @@ mod firewalls;
 mod hosted_catalog;
 mod hosted_differences;
 mod hosted_firewalls;
+mod hosted_maintenance;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
