@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use nubis_model::catalog::{
-    Addons, BackupsAddon, BalancerType, Image, InstanceType, Price, Region, RegionPrice, Resolvers, TransferPrice,
-    UsagePrice, UsageRegionPrice,
+    Addons, BackupsAddon, BalancerType, Image, InstanceType, Price, Region, RegionAvailability, RegionPrice, Resolvers,
+    TransferPrice, UsagePrice, UsageRegionPrice, VpcAvailability, capability,
 };
 use nubis_model::config::{Config, NetworkMode, RegionConfig, RegionPriceConfig, TypeConfig};
 use nubis_model::{Error, Result, Timestamp};
@@ -57,6 +57,14 @@ fn region_prices(what: &str, prices: &[RegionPriceConfig]) -> std::result::Resul
             Ok(RegionPrice { id: p.id.clone(), hourly: p.hourly, monthly: p.monthly })
         })
         .collect()
+}
+
+fn vpc_availability(r: &RegionInfo) -> VpcAvailability {
+    VpcAvailability {
+        region: r.view.id.clone(),
+        available: r.has(capability::VPCS),
+        available_ipv6_prefix_lengths: Vec::new(),
+    }
 }
 
 /// A backup costs a quarter of its instance's price, the hourly to the thousandth of a dollar.
@@ -260,6 +268,26 @@ impl App {
         self.authorize(actor, op).await?;
         self.catalog.image(id).ok_or(Error::NotFound)?;
         Err(Error::Forbidden("Unauthorized".into()))
+    }
+    /// Every type in every region: available where the region has the `Linodes` capability.
+    pub fn region_availability_list(&self) -> Vec<RegionAvailability> {
+        self.catalog.regions.iter().flat_map(|r| self.plans_in(r)).collect()
+    }
+    pub fn region_availability_get(&self, id: &str) -> Result<Vec<RegionAvailability>> {
+        self.catalog.region(id).map(|r| self.plans_in(r)).ok_or(Error::NotFound)
+    }
+    fn plans_in(&self, r: &RegionInfo) -> Vec<RegionAvailability> {
+        let available = r.has(capability::INSTANCES);
+        let plan = |t: &InstanceType| RegionAvailability { region: r.view.id.clone(), plan: t.id.clone(), available };
+        self.catalog.types.iter().map(plan).collect()
+    }
+    /// VPCs are available where the region has the `VPCs` capability; nubis's VPCs have no
+    /// IPv6, so no prefix length is offered.
+    pub fn vpc_availability_list(&self) -> Vec<VpcAvailability> {
+        self.catalog.regions.iter().map(vpc_availability).collect()
+    }
+    pub fn vpc_availability_get(&self, id: &str) -> Result<VpcAvailability> {
+        self.catalog.region(id).map(vpc_availability).ok_or(Error::NotFound)
     }
     pub fn balancer_type_list(&self) -> &[BalancerType] {
         &self.catalog.balancer_types

@@ -167,3 +167,23 @@ pub struct MaintenancePolicy {
 
 pub const MAINTENANCE_POLICY_FILTERABLE: &[&str] = &["slug", "label", "type", "is_default"];
 
+/// Whether an instance type can be created in a region (`/v4/regions/availability`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RegionAvailability {
+    pub region: String,
+    pub plan: String,
+    pub available: bool,
+}
+
+pub const REGION_AVAILABILITY_FILTERABLE: &[&str] = &["region", "plan", "available"];
+
+/// Whether VPCs can be created in a region, and with which IPv6 prefix lengths
+/// (`/v4/regions/vpc-availability`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VpcAvailability {
+    pub region: String,
+    pub available: bool,
+    pub available_ipv6_prefix_lengths: Vec<i64>,
+}
+
+pub const VPC_AVAILABILITY_FILTERABLE: &[&str] = &["region", "available"];

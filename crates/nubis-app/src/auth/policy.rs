@@ -439,6 +439,11 @@ ops! {
     // Maintenance policies: what any user of an account may read (the account's choice is an
     // account setting).
     MaintenancePolicyList = "maintenance_policy_list" => any_token();
+    // The rest of `/regions` (public, as in the hosted document).
+    RegionAvailabilityList = "region_availability_list" => public();
+    RegionAvailabilityGet = "region_availability_get" => public();
+    VpcAvailabilityList = "vpc_availability_list" => public();
+    VpcAvailabilityGet = "vpc_availability_get" => public();
 }
 
 #[cfg(test)]

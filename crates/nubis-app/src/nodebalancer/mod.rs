@@ -147,6 +147,7 @@ impl App {
         }
         let throttle = input.client_conn_throttle.unwrap_or(0);
         validate::check_throttle(&mut p, throttle);
+        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
         validate::check_tags(&mut p, input.tags.as_deref().unwrap_or_default());
         let mut configs = Vec::new();
         for (i, c) in input.configs.iter().flatten().enumerate() {
@@ -229,6 +230,7 @@ impl App {
         if let Some(t) = input.client_conn_throttle {
             validate::check_throttle(&mut p, t);
         }
+        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
         if let Some(t) = &input.tags {
             validate::check_tags(&mut p, t);
         }

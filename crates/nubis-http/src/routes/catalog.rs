@@ -7,7 +7,8 @@ use nubis_app::App;
 use nubis_app::auth::Op;
 use nubis_model::catalog::{
     BalancerType, IMAGE_FILTERABLE, Image, InstanceType, MAINTENANCE_POLICY_FILTERABLE, MaintenancePolicy,
-    REGION_FILTERABLE, Region, TYPE_FILTERABLE, TransferPrice,
+    REGION_AVAILABILITY_FILTERABLE, REGION_FILTERABLE, Region, RegionAvailability, TYPE_FILTERABLE, TransferPrice,
+    VPC_AVAILABILITY_FILTERABLE, VpcAvailability,
 };
 use nubis_model::page::Page;
 use serde::Deserialize;
@@ -35,6 +36,39 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(nodebalancer_type_list))
         .routes(routes!(network_transfer_price_list))
         .routes(routes!(maintenance_policy_list))
+        .routes(routes!(region_availability_list))
+        .routes(routes!(region_availability_get))
+        .routes(routes!(vpc_availability_list))
+        .routes(routes!(vpc_availability_get))
+}
+
+/// Which instance types can be created in which region.
+#[utoipa::path(get, path = "/v4/regions/availability", tag = "regions", responses((status = 200, description = "A page of instance type availability per region", body = Page<RegionAvailability>)))]
+async fn region_availability_list(State(app): State<App>, q: ListQuery) -> ApiResult<Response> {
+    page_of(&app.region_availability_list(), &q, REGION_AVAILABILITY_FILTERABLE)
+}
+
+/// Which instance types can be created in one region (a list, not a page, as in the hosted API).
+#[utoipa::path(get, path = "/v4/regions/{region_id}/availability", tag = "regions", params(("region_id" = String, Path)), responses((status = 200, body = Vec<RegionAvailability>)))]
+async fn region_availability_get(
+    State(app): State<App>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Vec<RegionAvailability>>> {
+    Ok(Json(app.region_availability_get(&id)?))
+}
+
+/// Whether VPCs can be created in each region, and with which IPv6 prefix lengths.
+#[utoipa::path(get, path = "/v4/regions/vpc-availability", tag = "regions", responses((status = 200, description = "A page of VPC availability per region", body = Page<VpcAvailability>)))]
+async fn vpc_availability_list(State(app): State<App>, q: ListQuery) -> ApiResult<Response> {
+    page_of(&app.vpc_availability_list(), &q, VPC_AVAILABILITY_FILTERABLE)
+}
+
+#[utoipa::path(get, path = "/v4/regions/{region_id}/vpc-availability", tag = "regions", params(("region_id" = String, Path)), responses((status = 200, body = VpcAvailability)))]
+async fn vpc_availability_get(
+    State(app): State<App>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<VpcAvailability>> {
+    Ok(Json(app.vpc_availability_get(&id)?))
 }
 
 /// The maintenance policies an account may choose for its instances.

@@ -30,6 +30,7 @@ mod hosted_catalog;
 mod hosted_differences;
 mod hosted_firewalls;
 mod hosted_maintenance;
+mod hosted_regions;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
