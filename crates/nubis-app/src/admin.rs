@@ -28,7 +28,7 @@ fn new_euuid() -> String {
 /// The proxy user's name (spec 4.5): the parent company name's first 15 characters, `_`, and the
 /// first 16 hex characters of SHA-256 over the parent company name and the child's euuid.
 pub fn proxy_username(parent_company: &str, child_euuid: &str) -> String {
-    let prefix: String = parent_company.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(15).collect();
+    let prefix: String = parent_company.chars().take(15).collect();
     let prefix = if prefix.is_empty() { "parent".to_string() } else { prefix };
     let digest = hex::encode(Sha256::digest(format!("{parent_company}{child_euuid}").as_bytes()));
     format!("{prefix}_{}", &digest[..16])
@@ -278,7 +278,7 @@ mod tests {
     fn proxy_usernames_follow_the_spec() {
         let n = proxy_username("Example Partners Incorporated", "ABC-1");
         let (prefix, hash) = n.split_once('_').unwrap();
-        assert_eq!(prefix, "ExamplePartners");
+        assert_eq!(prefix, "Example Partner");
         assert_eq!(hash.len(), 16);
         assert_eq!(n, proxy_username("Example Partners Incorporated", "ABC-1"));
         assert_ne!(n, proxy_username("Example Partners Incorporated", "ABC-2"));

@@ -4,11 +4,15 @@
 use std::collections::HashSet;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
-use nubis_model::catalog::{Addons, BackupsAddon, Image, InstanceType, Price, Region, Resolvers};
-use nubis_model::config::{Config, NetworkMode, RegionConfig};
+use nubis_model::catalog::{
+    Addons, BackupsAddon, BalancerType, Image, InstanceType, Price, Region, RegionAvailability, RegionPrice, Resolvers,
+    TransferPrice, UsagePrice, UsageRegionPrice, VpcAvailability, capability,
+};
+use nubis_model::config::{Config, NetworkMode, RegionConfig, RegionPriceConfig, TypeConfig};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::App;
+use crate::auth::{Actor, Op};
 
 /// A region with its parsed address pools.
 #[derive(Debug, Clone)]
@@ -31,6 +35,68 @@ pub struct Catalog {
     pub regions: Vec<RegionInfo>,
     pub types: Vec<InstanceType>,
     pub images: Vec<Image>,
+    pub balancer_types: Vec<BalancerType>,
+    pub transfer_prices: Vec<TransferPrice>,
+}
+
+/// Region prices as configured: each region once, its id a region id's form (the hosted API
+/// prices regions nubis may not serve, so the region need not be in the catalog).
+fn region_prices(what: &str, prices: &[RegionPriceConfig]) -> std::result::Result<Vec<RegionPrice>, String> {
+    let mut seen = HashSet::new();
+    prices
+        .iter()
+        .map(|p| {
+            let well_formed =
+                !p.id.is_empty() && p.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            if !well_formed {
+                return Err(format!("{what}: region price {:?} is not a region id", p.id));
+            }
+            if !seen.insert(p.id.clone()) {
+                return Err(format!("{what}: region {} is priced twice", p.id));
+            }
+            Ok(RegionPrice { id: p.id.clone(), hourly: p.hourly, monthly: p.monthly })
+        })
+        .collect()
+}
+
+fn vpc_availability(r: &RegionInfo) -> VpcAvailability {
+    VpcAvailability {
+        region: r.view.id.clone(),
+        available: r.has(capability::VPCS),
+        available_ipv6_prefix_lengths: Vec::new(),
+    }
+}
+
+/// A backup costs a quarter of its instance's price, the hourly to the thousandth of a dollar.
+fn backups_price(p: Price) -> Price {
+    Price { hourly: p.hourly.scaled(1, 4, 1000), monthly: p.monthly.scaled(1, 4, 1) }
+}
+
+fn instance_type(t: &TypeConfig) -> std::result::Result<InstanceType, String> {
+    let price = Price { hourly: t.hourly, monthly: t.monthly };
+    let region_prices = region_prices(&format!("type {}", t.id), &t.region_prices)?;
+    let backups_regions = region_prices
+        .iter()
+        .map(|r| {
+            let p = backups_price(Price { hourly: r.hourly, monthly: r.monthly });
+            RegionPrice { id: r.id.clone(), hourly: p.hourly, monthly: p.monthly }
+        })
+        .collect();
+    Ok(InstanceType {
+        id: t.id.clone(),
+        label: t.label.clone(),
+        class: t.class.clone(),
+        disk: t.disk,
+        memory: t.memory,
+        vcpus: t.vcpus,
+        gpus: t.gpus,
+        network_out: t.network_out,
+        transfer: t.transfer,
+        price,
+        region_prices,
+        addons: Addons { backups: BackupsAddon { price: backups_price(price), region_prices: backups_regions } },
+        successor: None,
+    })
 }
 
 fn loopback_private() -> Ipv4Net {
@@ -110,31 +176,7 @@ impl Catalog {
         let private: Ipv4Net =
             config.network.private_ipv4.parse().map_err(|_| "network.private_ipv4 is not a CIDR".to_string())?;
         let _ = private;
-        let types = config
-            .types
-            .iter()
-            .map(|t| InstanceType {
-                id: t.id.clone(),
-                label: t.label.clone(),
-                class: t.class.clone(),
-                disk: t.disk,
-                memory: t.memory,
-                vcpus: t.vcpus,
-                gpus: t.gpus,
-                network_out: t.network_out,
-                transfer: t.transfer,
-                price: Price { hourly: t.hourly, monthly: t.monthly },
-                region_prices: Vec::new(),
-                addons: Addons {
-                    backups: BackupsAddon {
-                        // A quarter of the type's price, the hourly to the thousandth of a dollar.
-                        price: Price { hourly: t.hourly.scaled(1, 4, 1000), monthly: t.monthly.scaled(1, 4, 1) },
-                        region_prices: Vec::new(),
-                    },
-                },
-                successor: None,
-            })
-            .collect();
+        let types = config.types.iter().map(instance_type).collect::<std::result::Result<Vec<_>, String>>()?;
         let created = Timestamp::parse("2024-01-01T00:00:00").expect("valid timestamp");
         let images = config
             .images
@@ -155,9 +197,35 @@ impl Catalog {
                 expiry: None,
                 eol: None,
                 capabilities: vec!["cloud-init".into()],
+                regions: Vec::new(),
+                tags: Vec::new(),
+                total_size: i.size,
             })
             .collect();
-        Ok(Catalog { regions, types, images })
+        let b = &config.billing;
+        let balancer_types = vec![BalancerType {
+            id: "nodebalancer".into(),
+            label: "NodeBalancer".into(),
+            price: Price { hourly: b.nodebalancer_hourly, monthly: b.nodebalancer_monthly },
+            region_prices: region_prices("nodebalancer", &b.nodebalancer_region_prices)?,
+            transfer: 0,
+        }];
+        let transfer_prices = b
+            .network_transfer
+            .iter()
+            .map(|t| TransferPrice {
+                id: t.id.clone(),
+                label: t.label.clone(),
+                price: UsagePrice { hourly: t.hourly, monthly: None },
+                region_prices: t
+                    .region_prices
+                    .iter()
+                    .map(|r| UsageRegionPrice { id: r.id.clone(), hourly: r.hourly, monthly: None })
+                    .collect(),
+                transfer: 0,
+            })
+            .collect();
+        Ok(Catalog { regions, types, images, balancer_types, transfer_prices })
     }
 
     pub fn region(&self, id: &str) -> Option<&RegionInfo> {
@@ -193,6 +261,39 @@ impl App {
     }
     pub fn image_get(&self, id: &str) -> Result<Image> {
         self.catalog.image(id).cloned().ok_or(Error::NotFound)
+    }
+    /// Public images belong to no account: changing or deleting one is refused (403) as the
+    /// hosted API refuses it; an image that does not exist is not found.
+    pub async fn image_change_refused(&self, actor: &Actor, op: Op, id: &str) -> Result<()> {
+        self.authorize(actor, op).await?;
+        self.catalog.image(id).ok_or(Error::NotFound)?;
+        Err(Error::Forbidden("Unauthorized".into()))
+    }
+    /// Every type in every region: available where the region has the `Linodes` capability.
+    pub fn region_availability_list(&self) -> Vec<RegionAvailability> {
+        self.catalog.regions.iter().flat_map(|r| self.plans_in(r)).collect()
+    }
+    pub fn region_availability_get(&self, id: &str) -> Result<Vec<RegionAvailability>> {
+        self.catalog.region(id).map(|r| self.plans_in(r)).ok_or(Error::NotFound)
+    }
+    fn plans_in(&self, r: &RegionInfo) -> Vec<RegionAvailability> {
+        let available = r.has(capability::INSTANCES);
+        let plan = |t: &InstanceType| RegionAvailability { region: r.view.id.clone(), plan: t.id.clone(), available };
+        self.catalog.types.iter().map(plan).collect()
+    }
+    /// VPCs are available where the region has the `VPCs` capability; nubis's VPCs have no
+    /// IPv6, so no prefix length is offered.
+    pub fn vpc_availability_list(&self) -> Vec<VpcAvailability> {
+        self.catalog.regions.iter().map(vpc_availability).collect()
+    }
+    pub fn vpc_availability_get(&self, id: &str) -> Result<VpcAvailability> {
+        self.catalog.region(id).map(vpc_availability).ok_or(Error::NotFound)
+    }
+    pub fn balancer_type_list(&self) -> &[BalancerType] {
+        &self.catalog.balancer_types
+    }
+    pub fn transfer_price_list(&self) -> &[TransferPrice] {
+        &self.catalog.transfer_prices
     }
 }
 

@@ -18,6 +18,7 @@ pub mod instance;
 pub mod ip;
 pub mod ipv6;
 pub mod mailer;
+pub mod maintenance;
 pub mod nodebalancer;
 pub mod oauth_clients;
 pub mod profile;

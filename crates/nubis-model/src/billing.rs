@@ -73,6 +73,8 @@ pub struct AccountSettings {
     pub managed: bool,
     pub network_helper: bool,
     pub object_storage: String,
+    /// The maintenance policy new instances get (a slug of `/v4/maintenance/policies`).
+    pub maintenance_policy: String,
 }
 
 /// Services available and unavailable to the account in one region.

@@ -101,6 +101,48 @@ pub struct TypeConfig {
     pub hourly: Micros,
     /// The monthly cap of the price, in dollars.
     pub monthly: Micros,
+    /// Prices in regions priced apart from the base price (the hosted API's `region_prices`).
+    #[serde(default)]
+    pub region_prices: Vec<RegionPriceConfig>,
+}
+
+/// A price in one region, in dollars.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionPriceConfig {
+    pub id: String,
+    pub hourly: Micros,
+    pub monthly: Micros,
+}
+
+/// A usage-priced service (network transfer): dollars per GB, everywhere and per region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsagePriceConfig {
+    pub id: String,
+    pub label: String,
+    pub hourly: Micros,
+    #[serde(default)]
+    pub region_prices: Vec<UsageRegionPriceConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageRegionPriceConfig {
+    pub id: String,
+    pub hourly: Micros,
+}
+
+/// The prices of the hosted API's regions priced apart, from a base price.
+pub fn priced_regions(hourly: Micros, monthly: Micros) -> Vec<RegionPriceConfig> {
+    crate::catalog_data::PRICED_REGIONS
+        .iter()
+        .map(|&(id, pct)| RegionPriceConfig {
+            id: id.into(),
+            hourly: hourly.scaled(pct, 100, 1),
+            monthly: monthly.scaled(pct, 100, 1),
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -350,6 +392,10 @@ pub struct BillingConfig {
     pub nodebalancer_hourly: Micros,
     /// Monthly cap of a load balancer's price in dollars (`"10.00"`).
     pub nodebalancer_monthly: Micros,
+    /// The load balancer's price in regions priced apart.
+    pub nodebalancer_region_prices: Vec<RegionPriceConfig>,
+    /// Network transfer prices (`/v4/network-transfer/prices`).
+    pub network_transfer: Vec<UsagePriceConfig>,
     /// Seconds between two checks for invoices due (month ends).
     pub close_interval_secs: u64,
     /// Seconds after which a payment still waiting for the gateway's answer is settled by
@@ -365,6 +411,8 @@ impl Default for BillingConfig {
         BillingConfig {
             nodebalancer_hourly: Money(15_000),
             nodebalancer_monthly: Money(10_000_000),
+            nodebalancer_region_prices: priced_regions(Money(15_000), Money(10_000_000)),
+            network_transfer: default_network_transfer(),
             close_interval_secs: 60,
             settle_after_secs: 60,
             settle_interval_secs: 5,
@@ -441,6 +489,10 @@ pub fn default_types() -> Vec<TypeConfig> {
             // A 730-hour month, to the thousandth of a dollar.
             hourly: Micros::whole_dollars(dollars).scaled(1, 730, 1000),
             monthly: Micros::whole_dollars(dollars),
+            region_prices: priced_regions(
+                Micros::whole_dollars(dollars).scaled(1, 730, 1000),
+                Micros::whole_dollars(dollars),
+            ),
         };
     vec![
         t("g6-nanode-1", "Nanode 1GB", "nanode", 1024, 1, 25600, 1000, 5),
@@ -460,12 +512,26 @@ pub fn default_images() -> Vec<ImageConfig> {
         size,
         deprecated: false,
     };
-    vec![
-        i("linode/debian12", "Debian 12", "Debian", 1300),
-        i("linode/ubuntu24.04", "Ubuntu 24.04 LTS", "Ubuntu", 2500),
-        i("linode/alpine3.20", "Alpine 3.20", "Alpine", 300),
-        i("linode/rocky9", "Rocky Linux 9", "Rocky", 2000),
-    ]
+    crate::catalog_data::PUBLIC_IMAGES
+        .iter()
+        .map(|&(id, label, vendor, size, deprecated)| ImageConfig { deprecated, ..i(id, label, vendor, size) })
+        .collect()
+}
+
+fn default_network_transfer() -> Vec<UsagePriceConfig> {
+    let dollars = |d: &str| Micros::parse(d).expect("a valid price");
+    crate::catalog_data::NETWORK_TRANSFER
+        .iter()
+        .map(|&(id, label, hourly, regions)| UsagePriceConfig {
+            id: id.into(),
+            label: label.into(),
+            hourly: dollars(hourly),
+            region_prices: regions
+                .iter()
+                .map(|&(id, hourly)| UsageRegionPriceConfig { id: id.into(), hourly: dollars(hourly) })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The web console served by `nubis serve` (`[console]`).

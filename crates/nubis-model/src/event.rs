@@ -40,6 +40,18 @@ pub struct Event {
     pub time_remaining: Option<String>,
     pub username: Option<String>,
     pub message: Option<String>,
+    /// `user` for what a user did, `platform` for what nubis did on its own.
+    pub source: Option<String>,
+    /// Maintenance events only: `scheduled` or `emergency`.
+    pub description: Option<String>,
+    /// Maintenance events only: the maintenance policy in effect.
+    pub maintenance_policy_set: Option<String>,
+    /// Maintenance events only: the earliest start.
+    pub not_before: Option<Timestamp>,
+    /// When the event started (its creation).
+    pub start_time: Option<Timestamp>,
+    /// When it finished or failed; null while it runs.
+    pub complete_time: Option<Timestamp>,
 }
 
 /// An event about to be written.

@@ -7,6 +7,7 @@ pub mod account;
 pub mod balancer;
 pub mod billing;
 pub mod catalog;
+pub mod catalog_data;
 pub mod config;
 pub mod error;
 pub mod event;

@@ -38,7 +38,7 @@ const COLUMNS: &[Column] = &[
 
 const SELECT: &str = "SELECT e.id, e.action, e.created, e.entity_type, e.entity_id, e.entity_label, e.entity_url, \
      e.secondary_type, e.secondary_id, e.secondary_label, e.secondary_url, e.status, e.username, e.message, \
-     EXISTS (SELECT 1 FROM event_reads r WHERE r.event_id = e.id AND r.user_id = e_viewer.id) AS is_read, \
+     e.completed, EXISTS (SELECT 1 FROM event_reads r WHERE r.event_id = e.id AND r.user_id = e_viewer.id) AS is_read, \
      CASE WHEN e.id <= e_viewer.events_seen_upto THEN 1 ELSE 0 END AS is_seen \
      FROM events e JOIN users e_viewer ON e_viewer.id = ";
 
@@ -63,11 +63,14 @@ fn event(r: &Row) -> Result<Event> {
     };
     let status = r.str("status")?;
     let finished = status == "finished" || status == "notification";
+    let created = r.ts("created")?;
+    let completed = r.opt_str("completed")?.and_then(|c| Timestamp::parse(&c));
+    let username = r.opt_str("username")?;
     Ok(Event {
         id: r.i64("id")?,
         action: r.str("action")?,
-        created: r.ts("created")?,
-        duration: if finished { Some(0.0) } else { None },
+        created,
+        duration: completed.map(|c| (c.unix() - created.unix()).max(0) as f64),
         entity,
         secondary_entity,
         percent_complete: if finished { Some(100) } else { None },
@@ -76,8 +79,16 @@ fn event(r: &Row) -> Result<Event> {
         seen: r.bool("is_seen")?,
         status,
         time_remaining: None,
-        username: r.opt_str("username")?,
         message: r.opt_str("message")?,
+        // Nothing nubis records is maintenance: the maintenance details are null, and an event
+        // starts when it is created.
+        source: Some(if username.is_some() { "user" } else { "platform" }.to_string()),
+        description: None,
+        maintenance_policy_set: None,
+        not_before: None,
+        start_time: Some(created),
+        complete_time: completed,
+        username,
     })
 }
 
@@ -104,8 +115,9 @@ impl Tx<'_> {
         let id = query(
             "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
              secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, subject_user_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
+             grant_kind, grant_id, subject_user_id, completed) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             CASE WHEN $12 IN ('finished', 'failed', 'notification') THEN $3 END) RETURNING id",
         )
         .bind(e.account_id)
         .bind(e.action)
@@ -136,10 +148,10 @@ impl Tx<'_> {
         query(
             "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
              secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, subject_user_id) \
+             grant_kind, grant_id, subject_user_id, completed) \
              SELECT $4, action, created, entity_type, entity_id, entity_label, entity_url, \
              secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, NULL FROM events \
+             grant_kind, grant_id, NULL, completed FROM events \
              WHERE account_id = $3 AND entity_type = $1 AND entity_id = $2 AND subject_user_id IS NULL ORDER BY id",
         )
         .bind(kind)
@@ -152,7 +164,15 @@ impl Tx<'_> {
 
     /// Changes the status of an event (a `started` event of a long operation becomes `finished`).
     pub async fn event_set_status(&mut self, id: i64, status: &str) -> Result<()> {
-        query("UPDATE events SET status = $2 WHERE id = $1").bind(id).bind(status).execute(self.h()).await?;
+        query(
+            "UPDATE events SET status = $2, \
+             completed = CASE WHEN $2 IN ('finished', 'failed') THEN $3 ELSE completed END WHERE id = $1",
+        )
+        .bind(id)
+        .bind(status)
+        .bind(Timestamp::now().to_string())
+        .execute(self.h())
+        .await?;
         Ok(())
     }
 

@@ -22,6 +22,8 @@ pub struct FirewallRow {
     pub label: String,
     pub status: FirewallStatus,
     pub rules: FirewallRules,
+    /// The version of `rules` (1 at creation, one more at each change of the rules).
+    pub rules_version: i64,
     pub tags: Vec<String>,
     pub created: Timestamp,
     pub updated: Timestamp,
@@ -96,7 +98,7 @@ pub struct FirewallChanges<'a> {
     pub status: Option<FirewallStatus>,
 }
 
-const COLS: &str = "id, account_id, label, status, rules, tags, created, updated";
+const COLS: &str = "id, account_id, label, status, rules, rules_version, tags, created, updated";
 
 /// Devices with their service's label.
 const DEVICE_SELECT: &str = "SELECT d.id, d.firewall_id, d.account_id, d.instance_id, d.nodebalancer_id, d.active, \
@@ -112,11 +114,11 @@ fn column(kind: DeviceType) -> &'static str {
     }
 }
 
-fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
+pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(Error::internal)
 }
 
-fn rules_of(text: &str) -> Result<FirewallRules> {
+pub(crate) fn rules_of(text: &str) -> Result<FirewallRules> {
     serde_json::from_str(text).map_err(|e| Error::internal(format!("stored firewall rules: {e}")))
 }
 
@@ -128,6 +130,7 @@ fn firewall(r: &Row) -> Result<FirewallRow> {
         label: r.str("label")?,
         status: FirewallStatus::parse(&status).ok_or_else(|| Error::internal(format!("firewall status {status}")))?,
         rules: rules_of(&r.str("rules")?)?,
+        rules_version: r.i64("rules_version")?,
         tags: serde_json::from_str(&r.str("tags")?).map_err(Error::internal)?,
         created: r.ts("created")?,
         updated: r.ts("updated")?,
@@ -177,7 +180,9 @@ impl Tx<'_> {
             .bind(f.created)
             .fetch_one(self.h())
             .await?;
-        firewall(&row)
+        let f = firewall(&row)?;
+        self.firewall_version_record(&f).await?;
+        Ok(f)
     }
 
     /// A firewall of the account, read inside the transaction with its row lock taken (a no-op
@@ -206,14 +211,20 @@ impl Tx<'_> {
     }
 
     pub async fn firewall_set_rules(&mut self, id: i64, rules: &FirewallRules, now: Timestamp) -> Result<FirewallRow> {
-        let sql = format!("UPDATE firewalls SET rules = $2, updated = $3 WHERE id = $1 RETURNING {COLS}");
+        let sql = format!(
+            "UPDATE firewalls SET rules = $2, rules_version = rules_version + 1, updated = $3 WHERE id = $1 \
+             RETURNING {COLS}"
+        );
         let row = query(sql).bind(id).bind(json(rules)?).bind(now).fetch_one(self.h()).await?;
-        firewall(&row)
+        let f = firewall(&row)?;
+        self.firewall_version_record(&f).await?;
+        Ok(f)
     }
 
     /// Deletes a firewall with its devices.
     pub async fn firewall_delete(&mut self, id: i64) -> Result<()> {
         query("DELETE FROM firewall_devices WHERE firewall_id = $1").bind(id).execute(self.h()).await?;
+        self.firewall_versions_delete(id).await?;
         query("DELETE FROM firewalls WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
     }
@@ -393,7 +404,8 @@ impl Store {
 }
 
 const FIREWALL_LIST: Listing<'static> = Listing {
-    select: "SELECT f.id, f.account_id, f.label, f.status, f.rules, f.tags, f.created, f.updated FROM firewalls f",
+    select: "SELECT f.id, f.account_id, f.label, f.status, f.rules, f.rules_version, f.tags, f.created, f.updated \
+             FROM firewalls f",
     from: "FROM firewalls f",
     scope: "f.account_id",
     and: "",

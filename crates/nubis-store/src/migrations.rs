@@ -43,6 +43,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
     migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
     migration!(25, "row_counts_notices", "0025_row_counts_notices.sql"),
+    migration!(28, "event_times", "0028_event_times.sql"),
+    migration!(29, "firewall_versions", "0029_firewall_versions.sql"),
+    migration!(30, "maintenance_policy", "0030_maintenance_policy.sql"),
 ];
 
 impl Store {

@@ -420,6 +420,30 @@ ops! {
     SshKeyGet = "ssh_key_get" => scoped(Area::Account, RO);
     SshKeyUpdate = "ssh_key_update" => scoped(Area::Account, RW);
     SshKeyDelete = "ssh_key_delete" => scoped(Area::Account, RW);
+
+    // The hosted API around the spec's resources: the rest of the catalog (public), public
+    // images refused to writes (they belong to no account).
+    NodebalancerTypeList = "nodebalancer_type_list" => public();
+    NetworkTransferPriceList = "network_transfer_price_list" => public();
+    ImageUpdate = "image_update" => scoped(Area::Images, RW);
+    ImageDelete = "image_delete" => scoped(Area::Images, RW);
+    ProfileLoginGet = "profile_login_get" => scoped(Area::Account, RO);
+    // Firewall rule versions (the firewall's grant), the account's default firewalls (read by
+    // any user of the account, set by unrestricted users), the templates.
+    FirewallHistoryList = "firewall_history_list" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallHistoryGet = "firewall_history_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    FirewallSettingsGet = "firewall_settings_get" => scoped(Area::Firewall, RO);
+    FirewallSettingsUpdate = "firewall_settings_update" => unrestricted(Area::Firewall, RW);
+    FirewallTemplateList = "firewall_template_list" => scoped(Area::Firewall, RO);
+    FirewallTemplateGet = "firewall_template_get" => scoped(Area::Firewall, RO);
+    // Maintenance policies: what any user of an account may read (the account's choice is an
+    // account setting).
+    MaintenancePolicyList = "maintenance_policy_list" => any_token();
+    // The rest of `/regions` (public, as in the hosted document).
+    RegionAvailabilityList = "region_availability_list" => public();
+    RegionAvailabilityGet = "region_availability_get" => public();
+    VpcAvailabilityList = "vpc_availability_list" => public();
+    VpcAvailabilityGet = "vpc_availability_get" => public();
 }
 
 #[cfg(test)]

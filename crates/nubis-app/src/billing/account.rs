@@ -107,8 +107,13 @@ impl App {
         self.account_view(actor.account_id()).await
     }
 
-    fn settings_of(b: &nubis_store::billing::BillingRow, interfaces: Option<String>) -> AccountSettings {
+    fn settings_of(
+        b: &nubis_store::billing::BillingRow,
+        interfaces: Option<String>,
+        maintenance: Option<String>,
+    ) -> AccountSettings {
         AccountSettings {
+            maintenance_policy: maintenance.unwrap_or_else(|| crate::maintenance::DEFAULT_POLICY.to_string()),
             backups_enabled: b.backups_enabled,
             interfaces_for_new_linodes: interfaces
                 .unwrap_or_else(|| crate::instance::generation::DEFAULT_SETTING.to_string()),
@@ -122,7 +127,8 @@ impl App {
     pub async fn account_settings_get(&self, actor: &Actor) -> Result<AccountSettings> {
         self.authorize(actor, Op::AccountSettingsGet).await?;
         let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
-        Ok(Self::settings_of(&b, self.store.account_interfaces_setting(actor.account_id()).await?))
+        let interfaces = self.store.account_interfaces_setting(actor.account_id()).await?;
+        Ok(Self::settings_of(&b, interfaces, self.store.account_maintenance_policy(actor.account_id()).await?))
     }
 
     pub async fn account_settings_update(&self, actor: &Actor, input: SettingsUpdate) -> Result<AccountSettings> {
@@ -149,18 +155,27 @@ impl App {
                             format!("Must be one of {}", crate::instance::generation::SETTINGS.join(", ")),
                         );
                     }
+                    if let Some(v) = &input.maintenance_policy
+                        && let Some(reason) = crate::maintenance::policy_problem(v)
+                    {
+                        p.add("maintenance_policy", reason);
+                    }
                     p.finish()?;
                     tx.billing_set_settings(actor.account_id(), input.backups_enabled, input.network_helper, None)
                         .await?;
                     if let Some(v) = &input.interfaces_for_new_linodes {
                         tx.account_set_interfaces_setting(actor.account_id(), v).await?;
                     }
+                    if let Some(v) = &input.maintenance_policy {
+                        tx.account_set_maintenance_policy(actor.account_id(), v).await?;
+                    }
                     let interfaces = tx.account_interfaces_setting(actor.account_id()).await?;
-                    Ok((tx.billing_lock(actor.account_id()).await?, interfaces))
+                    let maintenance = tx.account_maintenance_policy(actor.account_id()).await?;
+                    Ok((tx.billing_lock(actor.account_id()).await?, interfaces, maintenance))
                 })
             })
             .await?;
-        Ok(Self::settings_of(&b.0, b.1))
+        Ok(Self::settings_of(&b.0, b.1, b.2))
     }
 
     /// Turns the managed service on and sends the welcome message (once).

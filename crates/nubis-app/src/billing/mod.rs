@@ -49,7 +49,10 @@ impl App {
     /// Starts metering a new instance at its type's prices (called in its create transaction).
     pub(crate) async fn billing_meter_instance(&self, tx: &mut Tx<'_>, i: &InstanceRow) -> Result<()> {
         let (label, hourly, monthly) = match self.catalog.instance_type(&i.kind) {
-            Some(t) => (t.label.clone(), t.price.hourly.0, t.price.monthly.0),
+            Some(t) => {
+                let p = nubis_model::catalog::price_in(t.price, &t.region_prices, &i.region);
+                (t.label.clone(), p.hourly.0, p.monthly.0)
+            }
             None => (i.kind.clone(), 0, 0),
         };
         tx.meter_open(&NewMeter {
@@ -68,14 +71,17 @@ impl App {
     /// Starts metering a new load balancer (called in its create transaction).
     pub(crate) async fn billing_meter_balancer(&self, tx: &mut Tx<'_>, b: &BalancerRow) -> Result<()> {
         let c = &self.config.billing;
+        let base = nubis_model::catalog::Price { hourly: c.nodebalancer_hourly, monthly: c.nodebalancer_monthly };
+        let t = self.catalog.balancer_types.first();
+        let p = t.map_or(base, |t| nubis_model::catalog::price_in(base, &t.region_prices, &b.region));
         tx.meter_open(&NewMeter {
             account_id: b.account_id,
             service_type: "nodebalancer",
             service_id: b.id,
             label: &format!("NodeBalancer - {} ({})", b.label, b.id),
             region: Some(&b.region),
-            hourly_micro: c.nodebalancer_hourly.0,
-            monthly_micro: c.nodebalancer_monthly.0,
+            hourly_micro: p.hourly.0,
+            monthly_micro: p.monthly.0,
             started: b.created,
         })
         .await

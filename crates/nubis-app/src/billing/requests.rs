@@ -32,6 +32,8 @@ pub struct SettingsUpdate {
     /// Read-only here (see managed-enable); accepted and ignored when unchanged.
     pub managed: Option<bool>,
     pub longview_subscription: Option<String>,
+    /// A slug of `/v4/maintenance/policies`.
+    pub maintenance_policy: Option<String>,
 }
 
 /// `POST /v4/account/cancel`.

@@ -12,11 +12,12 @@
 //!   `firewall_disable` / `firewall_enable`), `deleted` only through delete (the record is gone).
 
 mod devices;
+mod history;
 
 use nubis_model::event::{EventEntity, NewEvent};
 use nubis_model::filter::Filter;
 use nubis_model::firewall::{
-    DeviceType, Firewall, FirewallRules, FirewallStatus, LABEL_LEN, parse_rules, parse_rules_update,
+    DeviceType, Firewall, FirewallRules, FirewallStatus, LABEL_LEN, VersionedRules, parse_rules, parse_rules_update,
     rules_request_schema, validate_label,
 };
 use nubis_model::grants::{GrantKind, Permission};
@@ -33,12 +34,13 @@ use utoipa::openapi::Schema;
 
 pub use devices::DeviceCreate;
 pub(crate) use devices::{attach_at_creation, attach_device};
+pub use history::{DefaultFirewallIdsUpdate, FirewallSettingsUpdate, templates};
 
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
 
-const LABEL_TAKEN: &str = "Label must be unique among your firewalls";
+const LABEL_TAKEN: &str = "Label must be unique among your Cloud Firewalls";
 
 /// `POST /v4/networking/firewalls`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -102,7 +104,7 @@ pub(crate) fn firewall_view(f: &FirewallRow) -> Firewall {
         created: f.created,
         updated: f.updated,
         status: f.status,
-        rules: f.rules.clone(),
+        rules: history::versioned(&f.rules, f.rules_version),
         tags: f.tags.clone(),
     }
 }
@@ -409,13 +411,14 @@ impl App {
         Ok(())
     }
 
-    pub async fn firewall_rules_get(&self, actor: &Actor, id: i64) -> Result<FirewallRules> {
-        Ok(self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesGet, id).await?.into_inner().rules)
+    pub async fn firewall_rules_get(&self, actor: &Actor, id: i64) -> Result<VersionedRules> {
+        let f = self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesGet, id).await?.into_inner();
+        Ok(history::versioned(&f.rules, f.rules_version))
     }
 
     /// Replaces both rule sets at once (a policy left out keeps its current value) and returns
     /// the new rules. Event `firewall_update`.
-    pub async fn firewall_rules_update(&self, actor: &Actor, id: i64, body: Value) -> Result<FirewallRules> {
+    pub async fn firewall_rules_update(&self, actor: &Actor, id: i64, body: Value) -> Result<VersionedRules> {
         self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesUpdate, id).await?.into_inner();
         let body = &body;
         let (f, balancers) = self
@@ -432,7 +435,7 @@ impl App {
             })
             .await?;
         self.balancer_firewalls_changed(&balancers);
-        Ok(f.rules)
+        Ok(history::versioned(&f.rules, f.rules_version))
     }
 
     /// Called after every committed change that can change what the firewall of a load balancer

@@ -113,7 +113,7 @@ impl App {
                             .region(r)
                             .filter(|i| i.has(nubis_model::catalog::capability::INSTANCES))
                             .cloned();
-                        p.check(found.is_some(), "region", "Region not found");
+                        p.check(found.is_some(), "region", "region is not valid");
                         found
                     }
                 };
@@ -124,7 +124,7 @@ impl App {
                     }
                     Some(t) => {
                         let found = self.catalog.instance_type(t).cloned();
-                        p.check(found.is_some(), "type", "Type not found");
+                        p.check(found.is_some(), "type", "A valid plan type by that ID was not found");
                         found
                     }
                 };

@@ -197,7 +197,7 @@ impl App {
             }
             Some(r) => match self.catalog.region(r) {
                 None => {
-                    p.add("region", "Region not found");
+                    p.add("region", "region is not valid");
                     None
                 }
                 Some(info) if !info.has(capability::INSTANCES) => {
@@ -214,7 +214,7 @@ impl App {
             }
             Some(t) => {
                 let found = self.catalog.instance_type(t);
-                p.check(found.is_some(), "type", "Type not found");
+                p.check(found.is_some(), "type", "A valid plan type by that ID was not found");
                 found
             }
         };
@@ -222,7 +222,7 @@ impl App {
             None => None,
             Some(i) => {
                 let found = self.catalog.image(i).cloned();
-                p.check(found.is_some(), "image", "Image not found");
+                p.check(found.is_some(), "image", "image is not valid");
                 found
             }
         };

@@ -266,6 +266,9 @@ mod tests {
             expiry: None,
             eol: None,
             capabilities: Vec::new(),
+            regions: Vec::new(),
+            tags: Vec::new(),
+            total_size: size,
         }
     }
 

@@ -156,7 +156,7 @@ impl App {
             None => None,
             Some(i) => {
                 let found = self.catalog.image(i).cloned();
-                p.check(found.is_some(), "image", "Image not found");
+                p.check(found.is_some(), "image", "image is not valid");
                 found
             }
         };

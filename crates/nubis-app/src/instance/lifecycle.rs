@@ -83,12 +83,12 @@ impl App {
         let mut p = Problems::new();
         let image = match input.image.as_deref() {
             None => {
-                p.add("image", "An image is required");
+                p.add("image", "You must specify an image");
                 None
             }
             Some(i) => {
                 let found = self.catalog.image(i).cloned();
-                p.check(found.is_some(), "image", "Image not found");
+                p.check(found.is_some(), "image", "image is not valid");
                 found
             }
         };
@@ -104,7 +104,7 @@ impl App {
             None => None,
             Some(t) => {
                 let found = self.catalog.instance_type(t).cloned();
-                p.check(found.is_some(), "type", "Type not found");
+                p.check(found.is_some(), "type", "A valid plan type by that ID was not found");
                 found
             }
         };

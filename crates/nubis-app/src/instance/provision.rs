@@ -174,7 +174,12 @@ impl App {
             }
         }
         tx.instance_set_boot_config(id, config_id).await?;
-        if let Some(f) = v.firewall_id {
+        // Without a firewall_id, the account's default instance firewall, if any.
+        let f = match v.firewall_id {
+            Some(f) => Some(f),
+            None => tx.firewall_defaults_lock(actor.account_id()).await?.linode,
+        };
+        if let Some(f) = f {
             crate::firewall::attach_at_creation(tx, actor, f, DeviceType::Instance, id, "firewall_id").await?;
         }
         if actor.restricted() {

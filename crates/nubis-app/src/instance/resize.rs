@@ -133,7 +133,7 @@ impl App {
             }
             Some(t) => {
                 let found = self.catalog.instance_type(t).cloned();
-                p.check(found.is_some(), "type", "Type not found");
+                p.check(found.is_some(), "type", "A valid plan type by that ID was not found");
                 found
             }
         };
@@ -199,7 +199,7 @@ impl App {
                     None
                 }
                 None => {
-                    p.add("region", "Region not found");
+                    p.add("region", "region is not valid");
                     None
                 }
             },

@@ -78,7 +78,7 @@ fn check(app: &App, input: &IpAssign) -> Result<Valid> {
     let region = input.region.clone().or_else(|| list.iter().find_map(|a| a.region.clone()));
     match &region {
         None => p.add("region", "Region is required"),
-        Some(r) => p.check(app.catalog.region(r).is_some(), "region", "Region not found"),
+        Some(r) => p.check(app.catalog.region(r).is_some(), "region", "region is not valid"),
     }
     let mut items = Vec::new();
     let mut seen = BTreeSet::new();

@@ -94,7 +94,7 @@ impl App {
     async fn nodebalancer_views(&self, rows: &[BalancerRow]) -> Result<Vec<NodeBalancer>> {
         let ids: Vec<i64> = rows.iter().map(|b| b.id).collect();
         let transfer: HashMap<i64, (i64, i64)> = self.store.nb_transfer_of(&ids, view::month_start()).await?;
-        Ok(rows.iter().map(|b| view::balancer(b, &transfer)).collect())
+        Ok(rows.iter().map(|b| view::balancer(b, &transfer, self.default_rdns(&b.ipv4))).collect())
     }
 
     pub(crate) async fn nodebalancer_view(&self, b: &BalancerRow) -> Result<NodeBalancer> {
@@ -132,7 +132,7 @@ impl App {
             }
             Some(r) => match self.catalog.region(r) {
                 None => {
-                    p.add("region", "Region not found");
+                    p.add("region", "region is not valid");
                     None
                 }
                 Some(info) if !info.has(capability::NODEBALANCERS) => {
@@ -147,6 +147,7 @@ impl App {
         }
         let throttle = input.client_conn_throttle.unwrap_or(0);
         validate::check_throttle(&mut p, throttle);
+        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
         validate::check_tags(&mut p, input.tags.as_deref().unwrap_or_default());
         let mut configs = Vec::new();
         for (i, c) in input.configs.iter().flatten().enumerate() {
@@ -194,7 +195,12 @@ impl App {
                     let b = insert_balancer(tx, actor, valid).await?;
                     self.billing_meter_balancer(tx, &b).await?;
                     tx.event_insert(&nb_event(actor, "nodebalancer_create", &b, None)).await?;
-                    if let Some(fw) = firewall_id {
+                    // Without a firewall_id, the account's default balancer firewall, if any.
+                    let fw = match firewall_id {
+                        Some(fw) => Some(fw),
+                        None => tx.firewall_defaults_lock(actor.account_id()).await?.nodebalancer,
+                    };
+                    if let Some(fw) = fw {
                         firewall::attach_at_create(tx, actor, &b, fw).await?;
                     }
                     let mut p = Problems::new();
@@ -224,6 +230,7 @@ impl App {
         if let Some(t) = input.client_conn_throttle {
             validate::check_throttle(&mut p, t);
         }
+        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
         if let Some(t) = &input.tags {
             validate::check_tags(&mut p, t);
         }
@@ -319,10 +326,17 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
         tags: &v.tags,
         created: Timestamp::now(),
     };
-    match tx.nodebalancer_insert(&n).await {
-        Ok(b) => Ok(b),
-        Err(Error::Unique(m)) if m.contains("label") => Err(Error::invalid("label", LABEL_TAKEN)),
-        Err(Error::Unique(_)) => Err(Error::Retry),
-        Err(e) => Err(e),
+    let b = match tx.nodebalancer_insert(&n).await {
+        Ok(b) => b,
+        Err(Error::Unique(m)) if m.contains("label") => return Err(Error::invalid("label", LABEL_TAKEN)),
+        Err(Error::Unique(_)) => return Err(Error::Retry),
+        Err(e) => return Err(e),
+    };
+    // Without a label the hosted API names a balancer `balancer<id>`; the id is known only now.
+    // Should the account already have a balancer of that name, the generated one stays.
+    let hosted = format!("balancer{}", b.id);
+    if v.label.is_none() && !tx.nodebalancer_label_taken(actor.account_id(), &hosted).await? {
+        return tx.nodebalancer_update(b.id, &hosted, b.client_conn_throttle, &b.tags, b.updated).await;
     }
+    Ok(b)
 }

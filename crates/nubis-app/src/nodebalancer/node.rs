@@ -40,7 +40,9 @@ async fn address_problem(tx: &mut Tx<'_>, b: &BalancerRow, f: &NodeFields) -> Re
     let ip = std::net::Ipv4Addr::from(f.v4).to_string();
     let row = tx.ip_get(b.account_id, &ip).await?;
     let Some(row) = row.filter(|r| r.kind == IpKind::Ipv4 && !r.public && r.region == b.region) else {
-        return Ok(Some(format!("Must be a private IPv4 address of one of your instances in region {}", b.region)));
+        // The hosted API's words for an address outside the private space come first.
+        let lead = if ip.starts_with("192.168.") { "Must be" } else { "Must begin with 192.168: it must be" };
+        return Ok(Some(format!("{lead} a private IPv4 address of one of your instances in region {}", b.region)));
     };
     // An instance in a pending or accepted service transfer cannot become a back end (spec 4.4:
     // the transfer's conditions hold until it ends); read in this transaction, so an attach and

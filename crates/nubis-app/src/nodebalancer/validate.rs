@@ -37,6 +37,10 @@ pub struct NodeBalancerCreate {
     /// Configs created with the balancer, each with at least one node.
     #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub configs: Option<Vec<ConfigRequest>>,
+    /// Refused: UDP balancing is not offered by this cloud.
+    #[serde(default, deserialize_with = "nubis_model::grants::present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub client_udp_sess_throttle: Option<Option<serde_json::Value>>,
 }
 
 /// `PUT /v4/nodebalancers/{nodebalancer_id}`. Read-only fields of the record are ignored.
@@ -48,12 +52,24 @@ pub struct NodeBalancerUpdate {
     pub client_conn_throttle: Option<i64>,
     #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
+    /// Refused: UDP balancing is not offered by this cloud.
+    #[serde(default, deserialize_with = "nubis_model::grants::present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub client_udp_sess_throttle: Option<Option<serde_json::Value>>,
 }
 
 /// A config in a create, update or rebuild. Omitted fields take the reference's defaults on
 /// create and keep their values on update. No `Debug`: it may carry a private key.
 #[derive(Default, Deserialize, ToSchema)]
 pub struct ConfigRequest {
+    /// Refused: UDP balancing is not offered by this cloud.
+    #[serde(default, deserialize_with = "nubis_model::grants::present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub udp_check_port: Option<Option<serde_json::Value>>,
+    /// Refused: UDP balancing is not offered by this cloud.
+    #[serde(default, deserialize_with = "nubis_model::grants::present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub udp_session_timeout: Option<Option<serde_json::Value>>,
     /// A free label (the walkthrough sends one); up to 100 characters.
     #[schema(schema_with = config_label_schema)]
     pub label: Option<String>,
@@ -204,6 +220,8 @@ pub(crate) fn check_node_label(p: &mut Problems, field: &str, label: &str) {
     p.check(ok, field, NODE_LABEL_RULE);
 }
 
+pub(crate) const NO_UDP: &str = "UDP balancing is not offered by this cloud";
+
 pub(crate) fn check_throttle(p: &mut Problems, v: i64) {
     p.check(in_range(v, THROTTLE), "client_conn_throttle", "Must be between 0 and 20");
 }
@@ -269,6 +287,9 @@ pub(crate) fn default_config() -> ConfigFields {
 /// cross-field rule checked; problems are added to `p` with fields relative to the config.
 pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, req: &ConfigRequest) -> ConfigFields {
     let mut f = current.cloned().unwrap_or_else(default_config);
+    for (field, v) in [("udp_check_port", &req.udp_check_port), ("udp_session_timeout", &req.udp_session_timeout)] {
+        p.check(v.is_none(), field, NO_UDP);
+    }
     if let Some(l) = &req.label {
         p.check(l.chars().count() <= CONFIG_LABEL_MAX, "label", "Length must be at most 100 characters");
         f.label = Some(l.clone());

@@ -30,19 +30,16 @@ pub(crate) fn month_start() -> i64 {
     now.with_day(1).and_then(|d| d.and_hms_opt(0, 0, 0)).map(|d| d.and_utc().timestamp()).unwrap_or(0)
 }
 
-/// `nb-127-10-0-5.us-east.nodebalancer.nubis.test`.
-pub(crate) fn hostname(ipv4: &str, region: &str) -> String {
-    format!("nb-{}.{region}.nodebalancer.nubis.test", ipv4.replace('.', "-"))
-}
-
-pub(crate) fn balancer(b: &BalancerRow, transfer: &HashMap<i64, (i64, i64)>) -> NodeBalancer {
+/// The balancer; its `hostname` is, as in the hosted API (`<a-b-c-d>.ip.linodeusercontent.com`),
+/// the default reverse name of its IPv4 address (`127-10-0-5.ip.nubis.test`).
+pub(crate) fn balancer(b: &BalancerRow, transfer: &HashMap<i64, (i64, i64)>, hostname: String) -> NodeBalancer {
     let (bin, bout) = transfer.get(&b.id).copied().unwrap_or((0, 0));
     let mb = |n: i64| n as f64 / MB;
     NodeBalancer {
         id: b.id,
         label: b.label.clone(),
         region: b.region.clone(),
-        hostname: hostname(&b.ipv4, &b.region),
+        hostname,
         ipv4: b.ipv4.clone(),
         ipv6: b.ipv6.clone(),
         client_conn_throttle: b.client_conn_throttle,
@@ -127,9 +124,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buckets_and_hostnames() {
+    fn buckets() {
         assert_eq!(bucket_of(1_000_000), 999_900);
         assert_eq!(bucket_of(999_900), 999_900);
-        assert_eq!(hostname("127.10.0.5", "us-east"), "nb-127-10-0-5.us-east.nodebalancer.nubis.test");
     }
 }

@@ -254,6 +254,14 @@ impl App {
         let (data, n) = self.store.logins_page(&scope, filter, page.page, page.page_size).await?;
         Ok(Page::new(data, page, n))
     }
+
+    /// `GET /v4/profile/logins/{id}`: one of the caller's own logins (what the list shows).
+    pub async fn profile_login_get(&self, actor: &Actor, id: i64) -> Result<Login> {
+        self.authorize(actor, Op::ProfileLoginGet).await?;
+        let scope =
+            LoginScope { account_id: actor.account_id(), user_id: Some(actor.user_id()), since: self.logins_since() };
+        self.store.login_get(&scope, id).await?.ok_or(Error::NotFound)
+    }
 }
 
 /// The checks of a new password: the strength rules and the confirmation.

@@ -30,6 +30,10 @@ pub struct VpcCreate {
     /// Subnets created with the VPC, all or none.
     #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub subnets: Option<Vec<SubnetCreate>>,
+    /// Refused: nubis's VPCs have no IPv6 (`/v4/regions/vpc-availability` offers no prefix).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub ipv6: Option<Option<serde_json::Value>>,
 }
 
 /// `POST /v4/vpcs/{vpc_id}/subnets`, and one entry of `subnets` in a VPC create.
@@ -41,6 +45,10 @@ pub struct SubnetCreate {
     /// overlapping `192.168.128.0/17` nor another subnet of the VPC.
     #[schema(required = true, value_type = String)]
     pub ipv4: Option<String>,
+    /// Refused: nubis's VPCs have no IPv6.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(schema_with = nubis_model::schema::absent)]
+    pub ipv6: Option<Option<serde_json::Value>>,
 }
 
 /// `PUT /v4/vpcs/{vpc_id}`.
@@ -64,8 +72,10 @@ pub struct SubnetUpdate {
     pub ipv4: Option<Option<serde_json::Value>>,
 }
 
+const NO_IPV6: &str = "IPv6 is not offered for VPCs by this cloud (no prefix length is available)";
+
 pub(crate) const LABEL_RULE: &str =
-    "Must be 1-64 characters: ASCII letters, digits and hyphens, without two hyphens in a row";
+    "Must only use ASCII letters, numbers, and dashes: 1-64 characters, without two dashes in a row";
 const LABEL_LEN: (usize, usize) = (1, 64);
 const DESCRIPTION_MAX: usize = 255;
 
@@ -109,6 +119,7 @@ impl ValidSubnet {
 /// The checks of one subnet on its own, with fields relative to the subnet (`label`, `ipv4`).
 pub(crate) fn check_subnet(s: &SubnetCreate) -> (Problems, Option<ValidSubnet>) {
     let mut p = Problems::new();
+    p.check(s.ipv6.is_none(), "ipv6", NO_IPV6);
     match &s.label {
         None => p.add("label", "Label is required"),
         Some(l) => check_label(&mut p, "label", l),
@@ -152,10 +163,11 @@ pub(crate) fn check_vpc_create(catalog: &Catalog, input: &VpcCreate) -> Result<V
     if let Some(d) = &input.description {
         check_description(&mut p, d);
     }
+    p.check(input.ipv6.is_none(), "ipv6", NO_IPV6);
     match input.region.as_deref() {
         None => p.add("region", "Region is required"),
         Some(r) => match catalog.region(r) {
-            None => p.add("region", "Region not found"),
+            None => p.add("region", "region is not valid"),
             Some(info) => p.check(info.has(capability::VPCS), "region", "VPCs are not available in this region"),
         },
     }
@@ -199,7 +211,7 @@ mod tests {
     }
 
     fn sub(label: &str, ipv4: &str) -> SubnetCreate {
-        SubnetCreate { label: Some(label.into()), ipv4: Some(ipv4.into()) }
+        SubnetCreate { label: Some(label.into()), ipv4: Some(ipv4.into()), ..Default::default() }
     }
 
     #[test]
@@ -210,6 +222,7 @@ mod tests {
             description: Some("x".repeat(256)),
             region: Some("nowhere".into()),
             subnets: Some(vec![sub("ok", "10.0.0.0/24"), SubnetCreate::default(), sub("ok", "10.0.0.128/25")]),
+            ..Default::default()
         };
         assert_eq!(
             fields(check_vpc_create(&c, &input)),

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::firewall::{DeviceCreate, FirewallCreate, FirewallUpdate};
-use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallRules};
+use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE, Firewall, FirewallDevice, VersionedRules};
 use nubis_model::page::Page;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
@@ -62,22 +62,22 @@ async fn firewall_delete(State(app): State<App>, actor: Auth, ApiPath(id): ApiPa
     Ok(empty())
 }
 
-#[utoipa::path(get, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), responses((status = 200, body = FirewallRules)))]
+#[utoipa::path(get, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), responses((status = 200, body = VersionedRules)))]
 async fn firewall_rules_get(
     State(app): State<App>,
     actor: Auth,
     ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<FirewallRules>> {
+) -> ApiResult<Json<VersionedRules>> {
     Ok(Json(app.firewall_rules_get(&actor, id).await?))
 }
 
-#[utoipa::path(put, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), request_body = nubis_app::firewall::RulesUpdate, responses((status = 200, body = FirewallRules)))]
+#[utoipa::path(put, path = "/v4/networking/firewalls/{firewall_id}/rules", tag = "firewalls", params(("firewall_id" = i64, Path)), request_body = nubis_app::firewall::RulesUpdate, responses((status = 200, body = VersionedRules)))]
 async fn firewall_rules_update(
     State(app): State<App>,
     actor: Auth,
     ApiPath(id): ApiPath<i64>,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<FirewallRules>> {
+) -> ApiResult<Json<VersionedRules>> {
     Ok(Json(app.firewall_rules_update(&actor, id, body).await?))
 }
 

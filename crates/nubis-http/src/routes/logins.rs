@@ -18,6 +18,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(account_login_list))
         .routes(routes!(account_login_get))
         .routes(routes!(profile_logins))
+        .routes(routes!(profile_login_get))
 }
 
 #[utoipa::path(get, path = "/v4/account/logins", tag = "account", responses((status = 200, description = "A page of successful logins of the last 90 days, newest first", body = Page<Login>)))]
@@ -35,4 +36,9 @@ async fn account_login_get(State(app): State<App>, actor: Auth, ApiPath(id): Api
 async fn profile_logins(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, LOGIN_FILTERABLE)?;
     Ok(Json(app.profile_logins(&actor, &filter, q.page).await?).into_response())
+}
+
+#[utoipa::path(get, path = "/v4/profile/logins/{login_id}", tag = "profile", params(("login_id" = i64, Path)), responses((status = 200, body = Login)))]
+async fn profile_login_get(State(app): State<App>, actor: Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Login>> {
+    Ok(Json(app.profile_login_get(&actor, id).await?))
 }

@@ -6,6 +6,7 @@ pub mod billing;
 pub mod catalog;
 pub mod child_accounts;
 pub mod events;
+pub mod firewall_history;
 pub mod firewalls;
 pub mod instance_actions;
 pub mod instance_configs;

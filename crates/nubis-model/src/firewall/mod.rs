@@ -19,7 +19,9 @@ mod validate;
 
 pub use compile::CompiledRules;
 pub use record::{
-    DEVICE_FILTERABLE, DeviceEntity, DeviceType, FIREWALL_FILTERABLE, Firewall, FirewallDevice, FirewallStatus,
+    DEVICE_FILTERABLE, DefaultFirewallIds, DeviceEntity, DeviceType, FIREWALL_FILTERABLE, Firewall, FirewallDevice,
+    FirewallSettings, FirewallStatus, FirewallTemplate, RULE_VERSION_FILTERABLE, RuleVersion, RuleVersionRef,
+    VersionedRules,
 };
 pub use validate::{
     LABEL_LEN, MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update,
@@ -68,6 +70,8 @@ pub struct Rule {
     pub ports: Option<String>,
     pub addresses: RuleAddresses,
     pub label: Option<String>,
+    /// Left out of the answer when the rule has none, as the hosted API echoes rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 

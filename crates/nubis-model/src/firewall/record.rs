@@ -43,8 +43,64 @@ pub struct Firewall {
     pub created: Timestamp,
     pub updated: Timestamp,
     pub status: FirewallStatus,
-    pub rules: FirewallRules,
+    pub rules: VersionedRules,
     pub tags: Vec<String>,
+}
+
+/// A firewall's rules as answered: with their version (1 at creation, one more at each change)
+/// and fingerprint (8 hex digits of a hash of the rules).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VersionedRules {
+    #[serde(flatten)]
+    pub rules: FirewallRules,
+    pub version: i64,
+    pub fingerprint: String,
+}
+
+impl std::ops::Deref for VersionedRules {
+    type Target = FirewallRules;
+    fn deref(&self) -> &FirewallRules {
+        &self.rules
+    }
+}
+
+/// One entry of a firewall's rule history.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RuleVersion {
+    /// When this version was made.
+    pub updated: Timestamp,
+    /// The firewall's status then.
+    pub status: FirewallStatus,
+    pub rules: RuleVersionRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RuleVersionRef {
+    pub version: i64,
+}
+
+pub const RULE_VERSION_FILTERABLE: &[&str] = &["version", "rules.version", "updated", "status"];
+
+/// The account's default firewalls (`/networking/firewalls/settings`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct FirewallSettings {
+    pub default_firewall_ids: DefaultFirewallIds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct DefaultFirewallIds {
+    /// The hosted API's `linode` (the names layer renames it for clients of the hosted API).
+    pub instance: Option<i64>,
+    pub nodebalancer: Option<i64>,
+    pub public_interface: Option<i64>,
+    pub vpc_interface: Option<i64>,
+}
+
+/// A firewall template: rules to start a firewall from.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct FirewallTemplate {
+    pub slug: String,
+    pub rules: FirewallRules,
 }
 
 /// The kind of service a firewall device assigns the firewall to.

@@ -121,9 +121,12 @@ async fn label_and_rules_with_both_policies_are_required_on_create() {
             json!({"label": "fw1", "rules": {"inbound_policy": "ACCEPT", "outbound_policy": "DROP"}}),
         )
         .await;
+    let mut rules = f.ok()["rules"].clone();
+    let fingerprint = rules.as_object_mut().unwrap().remove("fingerprint").unwrap();
+    assert_eq!(fingerprint.as_str().map(str::len), Some(8));
     assert_eq!(
-        f.ok()["rules"],
-        json!({"inbound": [], "inbound_policy": "ACCEPT", "outbound": [], "outbound_policy": "DROP"})
+        rules,
+        json!({"inbound": [], "inbound_policy": "ACCEPT", "outbound": [], "outbound_policy": "DROP", "version": 1})
     );
 }
 
