@@ -232,17 +232,20 @@ pub async fn kill_all(state_dir: &Path) {
     let Ok(servers) = std::fs::read_dir(state_dir) else { return };
     for server in servers.flatten() {
         let name = server.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("nubis") {
-            continue;
+        if let Some(tag) = name.strip_prefix("nubis") {
+            kill_server(&Names::new(tag, state_dir)).await;
         }
-        let tag = &name["nubis".len()..];
-        let procs = Procs::new(Names::new(tag, state_dir));
-        for id in procs.known() {
-            let _ = procs.stop(id, Duration::ZERO).await;
-            procs.remove_state(id);
-        }
-        let _ = std::fs::remove_dir_all(server.path());
     }
+}
+
+/// Stops the instance inits of one server (`names`) and removes its directory.
+pub async fn kill_server(names: &Names) {
+    let procs = Procs::new(names.clone());
+    for id in procs.known() {
+        let _ = procs.stop(id, Duration::ZERO).await;
+        procs.remove_state(id);
+    }
+    let _ = std::fs::remove_dir_all(names.state_dir());
 }
 
 #[cfg(test)]

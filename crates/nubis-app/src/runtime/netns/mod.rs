@@ -217,6 +217,14 @@ impl App {
                 missing.join("; ")
             )));
         }
+        // Packets to an unused private address must not follow the host's default route.
+        let private = self.private_pool.net();
+        if !nubis_netns::net::kept_here(private) {
+            return Err(Error::Internal(format!(
+                "[runtime] driver = \"netns\" needs network.private_ipv4 inside 192.168.128.0/17, which never \
+                 leaves this host (it is {private})"
+            )));
+        }
         let source = Arc::new(metadata::AppSource(Arc::downgrade(&self.0)));
         let _ = n.metadata.set(Metadata::new(source));
         n.net.ensure_fabric().await.map_err(host_err)?;
