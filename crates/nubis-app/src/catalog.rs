@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use nubis_model::catalog::{Addons, BackupsAddon, Image, InstanceType, Price, Region, Resolvers};
-use nubis_model::config::{Config, NetworkMode, RegionConfig};
+use nubis_model::config::{Config, ImageInit, NetworkMode, RegionConfig};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::App;
@@ -154,7 +154,11 @@ impl Catalog {
                 status: "available".into(),
                 expiry: None,
                 eol: None,
-                capabilities: vec!["cloud-init".into()],
+                // Only an image whose init runs the user data takes it as cloud-init does.
+                capabilities: match i.init {
+                    ImageInit::UserData => vec!["cloud-init".into()],
+                    ImageInit::Command(_) => Vec::new(),
+                },
             })
             .collect();
         Ok(Catalog { regions, types, images })
