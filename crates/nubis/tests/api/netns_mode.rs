@@ -219,3 +219,25 @@ pub fn client_source(to: SocketAddr) -> Option<Ipv4Addr> {
         _ => None,
     }
 }
+
+#[test]
+fn a_slot_moves_every_pool_into_its_own_part_of_the_kept_ranges_keeping_small_pools_sizes() {
+    let config = "[network]\nprivate_ipv4 = \"192.168.0.0/28\"\n[dns.static_records]\n\"a.test\" = [\"127.20.0.6\"]\n\
+                  \"b.test\" = [\"127.99.0.1\"]\n[[regions]]\nid = \"tiny\"\nlabel = \"Tiny\"\ncountry = \"us\"\n\
+                  capabilities = []\npublic_ipv4 = \"127.20.0.0/29\"\npublic_prefix = 30\n\
+                  ipv6_pool = \"2001:db8:20::/64\"\nipv6_ranges = \"2001:db8:2000::/40\"\n";
+    let moved = slot_config(config, 33);
+    let (regions, private) = pools_of(&moved);
+    assert_eq!(public_pool(&regions, "tiny"), (Pool::parse("198.19.8.0/29"), 30), "block 33 * 8 = 264");
+    assert_eq!(private, Pool::parse("192.168.161.0/28"));
+    let t: toml::Table = moved.parse().unwrap();
+    assert_eq!(t["dns"]["static_records"]["a.test"][0].as_str(), Some("198.19.8.6"), "moved with its pool");
+    assert_eq!(t["dns"]["static_records"]["b.test"][0].as_str(), Some("127.99.0.1"), "outside every pool");
+    assert_eq!(t["runtime"]["host_tag"].as_str(), Some("t33"));
+    // Without regions: the built-in ones, each a /24 of the slot; the private pool a /24.
+    let (regions, private) = pools_of(&slot_config("", 0));
+    let ids: Vec<&str> = regions.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, default_regions().iter().map(|r| r.id.as_str()).collect::<Vec<_>>());
+    assert_eq!(public_pool(&regions, "us-west"), (Pool::parse("198.18.1.0/24"), 24));
+    assert_eq!(private, Pool::parse("192.168.128.0/24"));
+}
