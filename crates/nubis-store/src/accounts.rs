@@ -85,7 +85,7 @@ impl Tx<'_> {
 
 impl Store {
     pub async fn account_get(&self, id: i64) -> Result<Option<Account>> {
-        let found = self.cached(CacheKey::Account(id), || account_by_id(self.r(), id)).await?;
+        let found = self.cached(CacheKey::Account(id), &["accounts"], || account_by_id(self.r(), id)).await?;
         Ok(Option::clone(&found))
     }
 

@@ -83,7 +83,7 @@ impl Tx<'_> {
 impl Store {
     /// The grants of one user.
     pub async fn grants_of_user(&self, user_id: i64) -> Result<Arc<UserGrants>> {
-        self.cached(CacheKey::Grants(user_id), || grants_of_user(self.r(), user_id)).await
+        self.cached(CacheKey::Grants(user_id), &["grants", "users"], || grants_of_user(self.r(), user_id)).await
     }
 
     /// The entities of one grant kind in an account, as `(id, label)` in id order.

@@ -391,7 +391,10 @@ pub enum InstanceFlag {
 impl Store {
     /// The instances of an account, in id order.
     pub async fn instances_of_account(&self, account_id: i64) -> Result<Arc<Vec<InstanceRow>>> {
-        self.cached(CacheKey::Collection("instances", account_id), || instances_of_account(self.r(), account_id)).await
+        self.cached(CacheKey::Collection("instances", account_id), &["instances"], || {
+            instances_of_account(self.r(), account_id)
+        })
+        .await
     }
 
     /// One instance by id, whatever its account (the runtime and operators' commands).

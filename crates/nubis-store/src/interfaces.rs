@@ -287,7 +287,7 @@ impl Tx<'_> {
 impl Store {
     /// The interfaces of every instance of an account, in id order.
     pub async fn interfaces_of_account(&self, account_id: i64) -> Result<Arc<Vec<InterfaceRow>>> {
-        self.cached(CacheKey::Collection("instance_interfaces", account_id), || async move {
+        self.cached(CacheKey::Collection("instance_interfaces", account_id), &["instance_interfaces"], || async move {
             let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE account_id = $1 ORDER BY id");
             let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
             rows.iter().map(interface).collect()

@@ -160,7 +160,7 @@ impl Tx<'_> {
 impl Store {
     /// Every address of an account's instances, in id order.
     pub async fn ips_of_account(&self, account_id: i64) -> Result<Arc<Vec<IpRow>>> {
-        self.cached(CacheKey::Collection("ip_addresses", account_id), || async move {
+        self.cached(CacheKey::Collection("ip_addresses", account_id), &["ip_addresses"], || async move {
             let sql = format!("SELECT {COLS} FROM ip_addresses WHERE account_id = $1 ORDER BY id");
             let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
             rows.iter().map(ip).collect()

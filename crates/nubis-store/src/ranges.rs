@@ -159,7 +159,7 @@ impl Tx<'_> {
 impl Store {
     /// The ranges of an account, in id order.
     pub async fn ranges_of_account(&self, account_id: i64) -> Result<Arc<Vec<RangeRow>>> {
-        self.cached(CacheKey::Collection("ipv6_ranges", account_id), || async move {
+        self.cached(CacheKey::Collection("ipv6_ranges", account_id), &["ipv6_ranges"], || async move {
             let sql = format!("SELECT {COLS} FROM ipv6_ranges WHERE account_id = $1 ORDER BY id");
             let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
             rows.iter().map(range).collect()
@@ -169,7 +169,7 @@ impl Store {
 
     /// The shared addresses of an account's instances.
     pub async fn shares_of_account(&self, account_id: i64) -> Result<Arc<Vec<ShareRow>>> {
-        self.cached(CacheKey::Collection("ip_shares", account_id), || async move {
+        self.cached(CacheKey::Collection("ip_shares", account_id), &["ip_shares"], || async move {
             let rows =
                 query("SELECT instance_id, address FROM ip_shares WHERE account_id = $1 ORDER BY instance_id, address")
                     .bind(account_id)

@@ -87,7 +87,7 @@ impl Tx<'_> {
 impl Store {
     /// The credential behind a secret's hash, if a token with that hash exists.
     pub async fn credential(&self, hash: [u8; 32]) -> Result<Arc<Option<Credential>>> {
-        self.cached(CacheKey::Credential(hash), || async move {
+        self.cached(CacheKey::Credential(hash), &["tokens", "users", "accounts", "account_billing"], || async move {
             let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
             let row = query(
                 "SELECT t.id AS token_id, t.scopes, t.expiry, u.id AS user_id, u.username, u.restricted, \

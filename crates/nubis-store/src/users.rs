@@ -148,7 +148,7 @@ impl Tx<'_> {
 impl Store {
     /// The users of an account, in id order.
     pub async fn users_of_account(&self, account_id: i64) -> Result<Arc<Vec<User>>> {
-        self.cached(CacheKey::Users(account_id), || users_of_account(self.r(), account_id)).await
+        self.cached(CacheKey::Users(account_id), &["users"], || users_of_account(self.r(), account_id)).await
     }
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<User>> {

@@ -212,7 +212,7 @@ impl Tx<'_> {
 impl Store {
     /// The subnets of every VPC of an account, in id order.
     pub async fn subnets_of_account(&self, account_id: i64) -> Result<Arc<Vec<SubnetRow>>> {
-        self.cached(CacheKey::Collection("vpc_subnets", account_id), || async move {
+        self.cached(CacheKey::Collection("vpc_subnets", account_id), &["vpc_subnets"], || async move {
             let sql = format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE account_id = $1 ORDER BY id");
             let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
             rows.iter().map(subnet).collect()
@@ -307,6 +307,13 @@ const VPC_PARTS: &str = concat!(
     " WHERE v.id = $1 ORDER BY s.id, f.id"
 );
 
+/// The tables [`VPC_PARTS`] reads.
+const VPC_PARTS_TABLES: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces", "instances"];
+
+/// The tables a page of VPCs (`VPC_LIST` with its count, then `SUBNET_PARTS` of its VPCs)
+/// reads; the grants too when the page is a restricted user's.
+pub const VPC_PAGE_TABLES: &[&str] = &["vpcs", "row_counts", "vpc_subnets", "instance_interfaces", "instances"];
+
 /// Subnets with the VPC interfaces on them, one row per interface or per subnet without any;
 /// the caller adds the WHERE on `s.vpc_id`.
 const SUBNET_PARTS: &str = concat!("SELECT ", subnet_parts!(columns), " FROM vpc_subnets s", subnet_parts!(joins));
@@ -345,7 +352,7 @@ impl Store {
     /// in the read cache until one of those tables is written).
     pub async fn vpc_parts(&self, account_id: i64, id: i64) -> Result<Option<Arc<VpcParts>>> {
         let parts = self
-            .cached(CacheKey::Vpc(id), || async move {
+            .cached(CacheKey::Vpc(id), VPC_PARTS_TABLES, || async move {
                 // One round trip: the VPC, each subnet and each VPC interface on it.
                 let rows = query(VPC_PARTS).bind(id).fetch_all(self.r()).await?;
                 let Some(first) = rows.first() else { return Ok(None) };

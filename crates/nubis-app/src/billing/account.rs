@@ -364,7 +364,8 @@ impl App {
             self.store.account_by_euuid(euuid).await?.ok_or_else(|| Error::invalid("account", "No such account"))?;
         let b = self.store.billing_get(a.id).await?.ok_or(Error::NotFound)?;
         let id = a.id;
-        let standing = self.write(|tx| Box::pin(async move { tx.account_standing(id).await })).await?;
+        let standing =
+            self.write(|tx| Box::pin(async move { super::standing::account_standing(tx, id).await })).await?;
         Ok(AdminAccountView {
             account: self.account_view(a.id).await?,
             canceled: b.canceled,

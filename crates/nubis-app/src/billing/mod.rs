@@ -11,6 +11,7 @@ pub mod payments;
 pub mod promo;
 pub mod requests;
 mod settle;
+pub mod standing;
 mod validate;
 
 use std::sync::Arc;

@@ -8,7 +8,9 @@ use nubis_model::filter::Filter;
 use nubis_model::grants::GrantKind;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
-use nubis_store::billing::{MaintenanceRow, PAST_DUE_DAYS};
+use nubis_store::billing::MaintenanceRow;
+
+use super::standing::{PAST_DUE_DAYS, past_due_cents, recent_since};
 
 use crate::App;
 use crate::auth::{Actor, Op};
@@ -54,9 +56,9 @@ impl App {
         let now = Timestamp::now();
         let mut out = Vec::new();
         let b = self.store.billing_get(actor.account_id()).await?.ok_or(Error::NotFound)?;
-        let recent = self.store.invoices_total_since(actor.account_id(), now.minus_days(PAST_DUE_DAYS)).await?;
-        if b.balance > recent.max(0) {
-            let past_due = b.balance - recent.max(0);
+        let recent = self.store.invoices_total_since(actor.account_id(), recent_since(now)).await?;
+        let past_due = past_due_cents(b.balance, recent);
+        if past_due > 0 {
             out.push(Notification {
                 body: None,
                 entity: Some(NotificationEntity {

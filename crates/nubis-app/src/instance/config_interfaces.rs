@@ -15,10 +15,11 @@ use nubis_store::interfaces::InterfaceRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::create::{InterfaceIpv4Request, InterfaceRequest};
 use super::generation::LEGACY;
 use super::instance_entity;
-use super::interfaces::{Target, assignable, check_interfaces, check_nat, create_interfaces, nat_address};
+use super::interface_kinds::check_nat;
+use super::interfaces::{InterfaceIpv4Request, InterfaceRequest};
+use super::interfaces::{Target, assignable, check_interfaces, create_interfaces, nat_address};
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;

@@ -15,10 +15,10 @@ use nubis_store::instances::InstanceRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::create::InterfaceRequest;
 use super::deploy::{DEFAULT_KERNEL, check_kernel};
 use super::generation::LEGACY;
 use super::instance_entity;
+use super::interfaces::InterfaceRequest;
 use super::interfaces::{Target, ValidInterface, check_interfaces, create_interfaces};
 use crate::App;
 use crate::auth::{Actor, Op};

@@ -7,11 +7,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::deploy::{self, SWAP, check_kernel, check_root_access};
-use super::interfaces::{ValidInterface, check_interfaces};
-use super::linode_request::{
-    DefaultRouteRequest, LinodeParts, PublicRequest, ValidLinodeInterface, VlanRequest, VpcRequest,
-    check_linode_interface, check_linode_set,
-};
+use super::interfaces::{InterfaceRequest, ValidInterface, check_interfaces};
+use super::linode_request::{ValidLinodeInterface, check_linode_interface, check_linode_set};
 use super::{check_group, check_label, check_tags};
 use crate::App;
 use crate::auth::Actor;
@@ -97,90 +94,6 @@ pub struct InstanceCreate {
 pub struct Metadata {
     /// Base64-encoded cloud-config data.
     pub user_data: Option<String>,
-}
-
-/// One interface of a create request or a profile: a profile interface (reference
-/// `LinodeConfigInterface`: `purpose`...) or, for an instance with Linode interfaces, a Linode
-/// interface (`public`, `vpc` or `vlan`...).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceRequest {
-    /// `public`, `vlan` or `vpc`.
-    pub purpose: Option<String>,
-    /// The VLAN's label (vlan interfaces; empty or null otherwise).
-    pub label: Option<String>,
-    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
-    pub ipam_address: Option<String>,
-    pub primary: Option<bool>,
-    /// The subnet (vpc interfaces).
-    pub subnet_id: Option<i64>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub ipv4: Option<InterfaceIpv4Request>,
-    /// Routed ranges are not offered: empty or null.
-    pub ip_ranges: Option<Vec<String>>,
-    /// IPv6 on VPC interfaces is not offered: only null.
-    #[schema(schema_with = nubis_model::schema::null_only)]
-    pub ipv6: Option<serde_json::Value>,
-    /// Linode interfaces: a firewall the instance is assigned to.
-    pub firewall_id: Option<i64>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub default_route: Option<DefaultRouteRequest>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub public: Option<PublicRequest>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub vpc: Option<VpcRequest>,
-    #[serde(default, deserialize_with = "nubis_model::object::object")]
-    pub vlan: Option<VlanRequest>,
-    #[schema(schema_with = nubis_model::schema::null_only)]
-    pub rdma_vpc: Option<serde_json::Value>,
-}
-
-impl InterfaceRequest {
-    /// A profile interface names none of a Linode interface's fields.
-    pub(crate) fn refuse_linode_fields(&self, p: &mut Problems) {
-        let reason = "Only for Linode interfaces (interface_generation linode)";
-        p.check(self.firewall_id.is_none(), "firewall_id", reason);
-        p.check(self.default_route.is_none(), "default_route", reason);
-        p.check(self.public.is_none(), "public", reason);
-        p.check(self.vpc.is_none(), "vpc", reason);
-        p.check(self.vlan.is_none(), "vlan", reason);
-        p.check(self.rdma_vpc.is_none(), "rdma_vpc", "RDMA VPC interfaces are not offered");
-        p.check(self.ipv6.is_none(), "ipv6", "IPv6 on VPC interfaces is not offered");
-    }
-
-    /// It names a Linode interface's fields and none of a profile interface's.
-    fn is_linode_shaped(&self) -> bool {
-        self.purpose.is_none() && (self.public.is_some() || self.vpc.is_some() || self.vlan.is_some())
-    }
-
-    /// The Linode interface this request describes (its profile-interface fields refused).
-    fn as_linode(&self, p: &mut Problems) -> LinodeParts<'_> {
-        let reason = "Only for profile interfaces (interface_generation legacy_config)";
-        p.check(self.purpose.is_none(), "purpose", reason);
-        p.check(self.label.is_none(), "label", reason);
-        p.check(self.ipam_address.is_none(), "ipam_address", reason);
-        p.check(self.primary.is_none(), "primary", reason);
-        p.check(self.subnet_id.is_none(), "subnet_id", reason);
-        p.check(self.ipv4.is_none(), "ipv4", reason);
-        p.check(self.ip_ranges.is_none(), "ip_ranges", reason);
-        p.check(self.ipv6.is_none(), "ipv6", reason);
-        LinodeParts {
-            firewall_id: self.firewall_id,
-            default_route: self.default_route,
-            public: self.public.as_ref(),
-            vpc: self.vpc.as_ref(),
-            vlan: self.vlan.as_ref(),
-            rdma_vpc: self.rdma_vpc.is_some(),
-        }
-    }
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct InterfaceIpv4Request {
-    /// The address in the subnet; allocated when omitted.
-    pub vpc: Option<String>,
-    /// `any` (the instance's public IPv4 address) or, on an existing instance, one of its public
-    /// IPv4 addresses: 1:1 NAT with the VPC address.
-    pub nat_1_1: Option<String>,
 }
 
 fn is_base64(s: &str) -> bool {

@@ -12,8 +12,11 @@ use nubis_model::validate::{is_hyphenated_label, len_between};
 use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::interfaces::NewInterface;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
-use super::create::InterfaceRequest;
+use super::interface_kinds::{Nat, Purpose, check_nat};
+use super::linode_request::{DefaultRouteRequest, LinodeParts, PublicRequest, VlanRequest, VpcRequest};
 use crate::App;
 use crate::auth::Actor;
 use crate::catalog::RegionInfo;
@@ -21,21 +24,88 @@ use crate::catalog::RegionInfo;
 /// VLANs an account may have in one region (the reference's limit).
 pub(crate) const MAX_VLANS_PER_REGION: usize = 10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Purpose {
-    Public,
-    Vlan,
-    Vpc,
+/// One interface of a create request or a profile: a profile interface (reference
+/// `LinodeConfigInterface`: `purpose`...) or, for an instance with Linode interfaces, a Linode
+/// interface (`public`, `vpc` or `vlan`...).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceRequest {
+    /// `public`, `vlan` or `vpc`.
+    pub purpose: Option<String>,
+    /// The VLAN's label (vlan interfaces; empty or null otherwise).
+    pub label: Option<String>,
+    /// The instance's address on the VLAN, with prefix length (vlan interfaces).
+    pub ipam_address: Option<String>,
+    pub primary: Option<bool>,
+    /// The subnet (vpc interfaces).
+    pub subnet_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub ipv4: Option<InterfaceIpv4Request>,
+    /// Routed ranges are not offered: empty or null.
+    pub ip_ranges: Option<Vec<String>>,
+    /// IPv6 on VPC interfaces is not offered: only null.
+    #[schema(schema_with = nubis_model::schema::null_only)]
+    pub ipv6: Option<serde_json::Value>,
+    /// Linode interfaces: a firewall the instance is assigned to.
+    pub firewall_id: Option<i64>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub default_route: Option<DefaultRouteRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub public: Option<PublicRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub vpc: Option<VpcRequest>,
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub vlan: Option<VlanRequest>,
+    #[schema(schema_with = nubis_model::schema::null_only)]
+    pub rdma_vpc: Option<serde_json::Value>,
 }
 
-impl Purpose {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Purpose::Public => "public",
-            Purpose::Vlan => "vlan",
-            Purpose::Vpc => "vpc",
+impl InterfaceRequest {
+    /// A profile interface names none of a Linode interface's fields.
+    pub(crate) fn refuse_linode_fields(&self, p: &mut Problems) {
+        let reason = "Only for Linode interfaces (interface_generation linode)";
+        p.check(self.firewall_id.is_none(), "firewall_id", reason);
+        p.check(self.default_route.is_none(), "default_route", reason);
+        p.check(self.public.is_none(), "public", reason);
+        p.check(self.vpc.is_none(), "vpc", reason);
+        p.check(self.vlan.is_none(), "vlan", reason);
+        p.check(self.rdma_vpc.is_none(), "rdma_vpc", "RDMA VPC interfaces are not offered");
+        p.check(self.ipv6.is_none(), "ipv6", "IPv6 on VPC interfaces is not offered");
+    }
+
+    /// It names a Linode interface's fields and none of a profile interface's.
+    pub(super) fn is_linode_shaped(&self) -> bool {
+        self.purpose.is_none() && (self.public.is_some() || self.vpc.is_some() || self.vlan.is_some())
+    }
+
+    /// The Linode interface this request describes (its profile-interface fields refused).
+    pub(super) fn as_linode(&self, p: &mut Problems) -> LinodeParts<'_> {
+        let reason = "Only for profile interfaces (interface_generation legacy_config)";
+        p.check(self.purpose.is_none(), "purpose", reason);
+        p.check(self.label.is_none(), "label", reason);
+        p.check(self.ipam_address.is_none(), "ipam_address", reason);
+        p.check(self.primary.is_none(), "primary", reason);
+        p.check(self.subnet_id.is_none(), "subnet_id", reason);
+        p.check(self.ipv4.is_none(), "ipv4", reason);
+        p.check(self.ip_ranges.is_none(), "ip_ranges", reason);
+        p.check(self.ipv6.is_none(), "ipv6", reason);
+        LinodeParts {
+            firewall_id: self.firewall_id,
+            default_route: self.default_route,
+            public: self.public.as_ref(),
+            vpc: self.vpc.as_ref(),
+            vlan: self.vlan.as_ref(),
+            rdma_vpc: self.rdma_vpc.is_some(),
         }
     }
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct InterfaceIpv4Request {
+    /// The address in the subnet; allocated when omitted.
+    pub vpc: Option<String>,
+    /// `any` (the instance's public IPv4 address) or, on an existing instance, one of its public
+    /// IPv4 addresses: 1:1 NAT with the VPC address.
+    pub nat_1_1: Option<String>,
 }
 
 /// An interface that passed every check that does not need the database.
@@ -49,15 +119,6 @@ pub(crate) struct ValidInterface {
     pub vpc_ipv4: Option<Ipv4Addr>,
     /// `ipv4.nat_1_1`: `any` (the instance's public IPv4 address) or one of its public addresses.
     pub nat: Option<Nat>,
-}
-
-/// The public address of a 1:1 NAT.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Nat {
-    /// The instance's (first) public IPv4 address.
-    Any,
-    /// One of the instance's public IPv4 addresses.
-    Address(String),
 }
 
 fn blank(v: &Option<String>) -> bool {
@@ -182,26 +243,6 @@ pub(crate) fn check_interfaces(
         p.add("interfaces", "At most one interface can be primary");
     }
     out
-}
-
-/// Checks an `ipv4.nat_1_1` value (into `q`, at `ipv4.nat_1_1`).
-pub(crate) fn check_nat(q: &mut Problems, v: Option<&str>, new_instance: bool) -> Option<Nat> {
-    match v {
-        None | Some("") => None,
-        Some("any") => Some(Nat::Any),
-        Some(a) if a.parse::<Ipv4Addr>().is_ok() && new_instance => {
-            q.add(
-                "ipv4.nat_1_1",
-                "A new instance's public address does not exist yet: use \"any\" to use it for 1:1 NAT",
-            );
-            None
-        }
-        Some(a) if a.parse::<Ipv4Addr>().is_ok() => Some(Nat::Address(a.to_string())),
-        Some(_) => {
-            q.add("ipv4.nat_1_1", "Must be \"any\", an IPv4 address, empty or null");
-            None
-        }
-    }
 }
 
 /// The addresses of a subnet an interface may get: not the first two (network, gateway) nor the

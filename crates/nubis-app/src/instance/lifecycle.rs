@@ -4,10 +4,8 @@
 //! down through the runtime's driver, its disks are remade (a provisioning step), and it boots
 //! again when it was running (or the request says so).
 
-use nubis_model::grants::GrantKind;
 use nubis_model::instance::{Instance, Status};
 use nubis_model::{Error, Problems, Result, Timestamp};
-use nubis_store::Tx;
 use nubis_store::boot_data::BootData;
 use nubis_store::instances::InstanceRow;
 use serde::Deserialize;
@@ -17,10 +15,9 @@ use super::configs::{DevicesRequest, check_devices, check_devices_are_disks, ref
 use super::create::{Metadata, check_user_data};
 use super::deploy::{self, Deployment, check_root_access};
 use super::disks::refuse_powered;
-use super::instance_entity;
+use super::transition::{notice, powered, start_transition};
 use crate::App;
 use crate::auth::{Actor, Op};
-use crate::events::event;
 use crate::runtime::Step;
 
 /// `POST .../rebuild`. (No `Debug`: it carries the root password.)
@@ -63,46 +60,6 @@ pub struct PasswordRequest {
 pub struct RescueRequest {
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub devices: Option<DevicesRequest>,
-}
-
-/// Starts a lifecycle transition inside the transaction: the instance is now in `status` and
-/// ends `running` when `boot_after` (else `offline`); the event `action` is `started` and the
-/// runtime finishes it.
-pub(crate) async fn start_transition(
-    tx: &mut Tx<'_>,
-    actor: &Actor,
-    inst: &InstanceRow,
-    status: Status,
-    boot_after: bool,
-    action: &'static str,
-) -> Result<InstanceRow> {
-    let e = tx
-        .event_insert(
-            &event(actor, action, instance_entity(inst))
-                .visible_with(GrantKind::Instance, inst.id)
-                .status("started")
-                .build(),
-        )
-        .await?;
-    let target = if boot_after { Status::Running } else { Status::Offline };
-    tx.instance_start_transition(inst.id, status.name(), target.name(), Some(e), actor.username(), Timestamp::now())
-        .await
-}
-
-/// A notice event, finished at once (`*_create` of resize, mutate and migrations).
-pub(crate) async fn notice(tx: &mut Tx<'_>, actor: &Actor, inst: &InstanceRow, action: &'static str) -> Result<()> {
-    tx.event_insert(
-        &event(actor, action, instance_entity(inst))
-            .visible_with(GrantKind::Instance, inst.id)
-            .status("finished")
-            .build(),
-    )
-    .await?;
-    Ok(())
-}
-
-pub(crate) fn powered(i: &InstanceRow) -> bool {
-    Status::parse(&i.status).is_some_and(Status::is_powered)
 }
 
 impl App {

@@ -10,7 +10,7 @@ use nubis_model::validate::{is_hyphenated_label, len_between};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::interfaces::{Nat, Purpose, check_nat};
+use super::interface_kinds::{Nat, Purpose, check_nat};
 
 /// `POST`/`PUT /v4/compute/instances/{instance_id}/interfaces` (reference `LinodeInterface`
 /// request). Exactly one of `public`, `vpc` and `vlan`.

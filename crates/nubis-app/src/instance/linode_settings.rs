@@ -275,7 +275,7 @@ fn upgraded(all: &[InterfaceRow], config_id: Option<i64>) -> Vec<ValidLinodeInte
                 "vpc" => LinodeKind::Vpc {
                     subnet_id: f.subnet_id.unwrap_or_default(),
                     address: f.vpc_ipv4.as_deref().and_then(|a| a.parse().ok()),
-                    nat: f.nat_1_1.as_ref().map(|a| super::interfaces::Nat::Address(a.clone())),
+                    nat: f.nat_1_1.as_ref().map(|a| super::interface_kinds::Nat::Address(a.clone())),
                 },
                 "vlan" => LinodeKind::Vlan {
                     label: f.label.clone().unwrap_or_default(),
@@ -314,8 +314,8 @@ async fn preview(
                     Some(*subnet_id),
                     address.map(|x| x.to_string()),
                     nat.as_ref().map(|n| match n {
-                        super::interfaces::Nat::Address(x) => x.clone(),
-                        super::interfaces::Nat::Any => a.public_v4.first().cloned().unwrap_or_default(),
+                        super::interface_kinds::Nat::Address(x) => x.clone(),
+                        super::interface_kinds::Nat::Any => a.public_v4.first().cloned().unwrap_or_default(),
                     }),
                 ),
                 LinodeKind::Public { .. } => (None, None, None, None, None),

@@ -13,6 +13,7 @@ mod create;
 mod deploy;
 mod disks;
 pub(crate) mod generation;
+mod interface_kinds;
 mod interfaces;
 mod lifecycle;
 mod linode_interfaces;
@@ -21,6 +22,7 @@ mod linode_settings;
 mod power;
 mod provision;
 mod resize;
+mod transition;
 mod usage;
 
 use nubis_model::event::EventEntity;
@@ -39,8 +41,9 @@ use utoipa::ToSchema;
 pub use clone::CloneRequest;
 pub use config_interfaces::{ConfigInterfaceUpdate, InterfacesOrder};
 pub use configs::{DeviceRequest, DevicesRequest, HelpersRequest, InstanceConfigRequest};
-pub use create::{InstanceCreate, InterfaceIpv4Request, InterfaceRequest, Metadata};
+pub use create::{InstanceCreate, Metadata};
 pub use disks::{DiskCreate, DiskPassword, DiskResize, DiskUpdate};
+pub use interfaces::{InterfaceIpv4Request, InterfaceRequest};
 pub use lifecycle::{PasswordRequest, RebuildRequest, RescueRequest};
 pub use linode_request::{
     AddressRequest, DefaultRouteRequest, LinodeInterfaceRequest, PublicIpv4Request, PublicIpv6Request, PublicRequest,

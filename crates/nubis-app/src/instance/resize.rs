@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::configs::refuse_busy;
-use super::lifecycle::{notice, powered, start_transition};
+use super::transition::{notice, powered, start_transition};
 use crate::App;
 use crate::auth::{Actor, Op};
 
@@ -66,7 +66,7 @@ pub(crate) async fn check_resizable(tx: &mut Tx<'_>, inst: &InstanceRow) -> Resu
     if inst.live_migration {
         return Err(Error::refused("The instance has a migration in progress; retry once it completes"));
     }
-    if tx.account_standing(inst.account_id).await?.past_due {
+    if crate::billing::standing::account_standing(tx, inst.account_id).await?.past_due {
         return Err(Error::refused("The account has an outstanding balance: pay it before resizing"));
     }
     Ok(())

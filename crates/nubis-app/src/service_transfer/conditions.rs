@@ -20,7 +20,7 @@ pub(crate) struct Standing {
 
 /// The one place that reads an account's billing standing, inside the transaction.
 pub(crate) async fn standing(tx: &mut Tx<'_>, account_id: i64) -> Result<Standing> {
-    let s = tx.account_standing(account_id).await?;
+    let s = crate::billing::standing::account_standing(tx, account_id).await?;
     let b = tx.billing_lock(account_id).await?;
     Ok(Standing {
         has_payment_method: s.has_payment_method,

@@ -88,7 +88,7 @@ impl App {
         let user = Self::grant_user(actor);
         let query = format!("{filter:?} {} {}", page.page, page.page_size);
         self.store
-            .cached_page("vpcs", actor.account_id(), user, query, || async move {
+            .cached_page("vpcs", nubis_store::vpcs::VPC_PAGE_TABLES, actor.account_id(), user, query, || async move {
                 let (rows, results) =
                     self.store.vpcs_page(actor.account_id(), user, filter, page.page, page.page_size).await?;
                 Ok(Rendered::new(Page::new(self.vpc_views(&rows).await?, page, results)))

@@ -6,7 +6,7 @@ use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
 use super::{of_account, page};
-use crate::db::{Row, query};
+use crate::db::{Handle, Row, query};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Sql, Val};
 use crate::{Store, Tx};
@@ -284,10 +284,14 @@ impl Store {
 
     /// Sum of the totals of the account's invoices dated after `since`.
     pub async fn invoices_total_since(&self, account_id: i64, since: Timestamp) -> Result<i64> {
-        query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
-            .bind(account_id)
-            .bind(since.to_string())
-            .fetch_i64(self.r())
-            .await
+        invoices_total_since(self.r(), account_id, since).await
     }
+}
+
+pub(super) async fn invoices_total_since(h: Handle<'_>, account_id: i64, since: Timestamp) -> Result<i64> {
+    query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
+        .bind(account_id)
+        .bind(since.to_string())
+        .fetch_i64(h)
+        .await
 }

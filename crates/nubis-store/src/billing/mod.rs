@@ -23,17 +23,15 @@ pub use metering::{MeterRow, NewItem, NewMeter};
 pub use payments::{PendingPayment, Refund};
 pub use promos::{PromoCode, PromotionRow};
 
-/// Days after an invoice's date by which it must be paid; a balance older than that is past due.
-pub const PAST_DUE_DAYS: i64 = 30;
-
-/// What other areas need to know of an account's standing.
+/// What an account's standing is decided from (the rules are the application's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AccountStanding {
-    /// The account has an active payment method.
-    pub has_payment_method: bool,
-    /// Part of the balance comes from invoices dated more than [`PAST_DUE_DAYS`] ago (payments
-    /// pay the oldest invoices first).
-    pub past_due: bool,
+pub struct StandingFacts {
+    /// Active payment methods.
+    pub payment_methods: i64,
+    /// The balance, in cents.
+    pub balance: i64,
+    /// The totals of the invoices dated after the time asked for, in cents.
+    pub invoiced_since: i64,
 }
 
 /// The billing record of an account (defaults when it has none yet).
@@ -215,22 +213,16 @@ impl Tx<'_> {
         billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)
     }
 
-    /// See [`AccountStanding`].
-    pub async fn account_standing(&mut self, account_id: i64) -> Result<AccountStanding> {
-        let methods = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND active = TRUE")
+    /// See [`StandingFacts`]: the invoices counted are those dated after `since`.
+    pub async fn standing_facts(&mut self, account_id: i64, since: Timestamp) -> Result<StandingFacts> {
+        let payment_methods = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND active = TRUE")
             .bind(account_id)
             .fetch_i64(self.h())
             .await?;
         let sql = format!("{BILL_SELECT} WHERE a.id = $1");
-        let b = billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)?;
-        let since = Timestamp::now().minus_days(PAST_DUE_DAYS).to_string();
-        let recent =
-            query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
-                .bind(account_id)
-                .bind(since)
-                .fetch_i64(self.h())
-                .await?;
-        Ok(AccountStanding { has_payment_method: methods > 0, past_due: b.balance > recent.max(0) })
+        let balance = billing_row(&query(sql).bind(account_id).fetch_one(self.h()).await?)?.balance;
+        let invoiced_since = metering::invoices_total_since(self.h(), account_id, since).await?;
+        Ok(StandingFacts { payment_methods, balance, invoiced_since })
     }
 
     /// Changes the account's contact fields (company, e-mail and names live on the account).
@@ -511,7 +503,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread")]
-    async fn standing_knows_payment_methods_and_balances_past_due() {
+    async fn standing_facts_count_active_methods_the_balance_and_recent_invoices() {
         let store = Store::open("sqlite::memory:", &Default::default()).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         let now = Timestamp::now();
@@ -520,9 +512,10 @@ mod tests {
             .await
             .unwrap()
             .id;
+        let since = now.minus_days(30);
         assert_eq!(
-            tx.account_standing(a).await.unwrap(),
-            AccountStanding { has_payment_method: false, past_due: false }
+            tx.standing_facts(a, since).await.unwrap(),
+            StandingFacts { payment_methods: 0, balance: 0, invoiced_since: 0 }
         );
         tx.billing_lock(a).await.unwrap();
         tx.payment_method_insert(&NewCard {
@@ -537,20 +530,16 @@ mod tests {
         })
         .await
         .unwrap();
-        // A recent invoice is not past due; one older than PAST_DUE_DAYS is, until paid.
+        // Only invoices dated after `since` count.
         tx.invoice_insert(a, now, now, now, &[item(500)]).await.unwrap();
         tx.billing_balance_add(a, 500).await.unwrap();
-        assert_eq!(
-            tx.account_standing(a).await.unwrap(),
-            AccountStanding { has_payment_method: true, past_due: false }
-        );
-        let old = now.minus_days(PAST_DUE_DAYS + 1);
+        let old = now.minus_days(31);
         tx.invoice_insert(a, old, old, old, &[item(300)]).await.unwrap();
         tx.billing_balance_add(a, 300).await.unwrap();
-        assert!(tx.account_standing(a).await.unwrap().past_due);
-        // Payments pay the oldest invoice first.
-        tx.billing_balance_add(a, -300).await.unwrap();
-        assert!(!tx.account_standing(a).await.unwrap().past_due);
+        assert_eq!(
+            tx.standing_facts(a, since).await.unwrap(),
+            StandingFacts { payment_methods: 1, balance: 800, invoiced_since: 500 }
+        );
         tx.commit().await.unwrap();
         store.close().await;
     }

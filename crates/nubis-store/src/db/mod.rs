@@ -254,7 +254,9 @@ pub(crate) struct Query {
 }
 
 pub(crate) fn query(sql: impl Into<String>) -> Query {
-    Query { sql: sql.into(), args: Vec::new() }
+    let sql = sql.into();
+    crate::cache::reads::note_sql(&sql);
+    Query { sql, args: Vec::new() }
 }
 
 impl Query {

@@ -2,15 +2,19 @@
 //!
 //! Every table has a generation counter. A committed write transaction bumps the counters of the
 //! tables it changed (SQLite reports every changed row to an update hook on the writer
-//! connection), and every cache key declares the tables its value is read from. An entry is
-//! served only while none of those tables has changed since it was loaded, so a write to VPCs
-//! leaves the cached credentials and grants in place, and nothing stale is ever served.
+//! connection), and every cached read declares, beside its SQL, the tables its value is read
+//! from. An entry is served only while none of those tables has changed since it was loaded, so
+//! a write to VPCs leaves the cached credentials and grants in place, and nothing stale is ever
+//! served. In debug builds (every test) each load is checked: a statement it runs that reads a
+//! table it did not declare fails the load (see [`reads`]).
 //!
 //! On SQLite this process is the only writer of its database (writes by another process to the
 //! same file invalidate everything, see `Store::watch_external_writes`). With PostgreSQL several
 //! replicas write one database: triggers on every tracked table send a change notice at commit
 //! to every replica, and keys read only from tracked tables are cached, only while this replica
 //! hears the notices (see docs/decisions.md, "The read cache on PostgreSQL: change notices").
+
+pub(crate) mod reads;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -40,6 +44,7 @@ const TABLES: &[&str] = &[
     "nodebalancer_traffic",
     "firewalls",
     "firewall_devices",
+    "row_counts",
 ];
 const OTHER: usize = TABLES.len();
 const SLOTS: usize = TABLES.len() + 1;
@@ -59,7 +64,7 @@ pub(crate) fn bit(table: &str) -> Touched {
 
 pub(crate) const ALL: Touched = (1 << SLOTS) - 1;
 
-/// The tables whose writes send change notices on PostgreSQL (migration 0017): every tracked
+/// The tables whose writes send change notices on PostgreSQL (migrations 0017, 0025): every tracked
 /// table, not the "other tables" slot.
 const NOTICED: Touched = ALL & !(1 << OTHER);
 
@@ -80,8 +85,6 @@ pub enum Key {
     Credential([u8; 32]),
     /// The users of an account.
     Users(i64),
-    /// The tokens of a user.
-    Tokens(i64),
     /// The grants of a user.
     Grants(i64),
     /// An account record.
@@ -91,36 +94,13 @@ pub enum Key {
     /// One page of a list as an account (or a restricted user of it) sees it: the list's name,
     /// the account, the restricted user, and the filter and page asked for.
     Page { list: &'static str, account: i64, user: Option<i64>, query: String },
-    /// A named collection of an account (`("instances", account)`, ...); the name is the table
-    /// it is read from, or one of the names [`Key::tables`] knows.
+    /// A named collection of an account (`("instances", account)`, ...).
     Collection(&'static str, i64),
 }
 
-impl Key {
-    /// The tables the value is read from.
-    fn tables(&self) -> Touched {
-        match self {
-            Key::Credential(_) => bit("tokens") | bit("users") | bit("accounts") | bit("account_billing"),
-            Key::Users(_) => bit("users"),
-            Key::Tokens(_) => bit("tokens"),
-            Key::Grants(_) => bit("users") | bit("grants"),
-            Key::Account(_) => bit("accounts"),
-            Key::Vpc(_) => bit("vpcs") | bit("vpc_subnets") | bit("instance_interfaces") | bit("instances"),
-            Key::Page { list, user, .. } => {
-                let grants = if user.is_some() { bit("grants") } else { 0 };
-                match *list {
-                    "vpcs" => Key::Vpc(0).tables() | grants,
-                    // A list that does not name its tables: any write invalidates it.
-                    _ => ALL,
-                }
-            }
-            Key::Collection(name, _) => match *name {
-                other if slot(other) != OTHER => bit(other),
-                // A name that is not a table: any write invalidates it.
-                _ => ALL,
-            },
-        }
-    }
+/// The counter slots of the tables a value is read from.
+fn touched(tables: &[&str]) -> Touched {
+    tables.iter().fold(0, |t, table| t | bit(table))
 }
 
 struct Entry {
@@ -170,8 +150,8 @@ impl Cache {
         }
     }
 
-    fn serves(&self, key: &Key) -> bool {
-        self.synced.load(Ordering::Acquire) && (self.mode == Mode::Local || key.tables() & !NOTICED == 0)
+    fn serves(&self, tables: Touched) -> bool {
+        self.synced.load(Ordering::Acquire) && (self.mode == Mode::Local || tables & !NOTICED == 0)
     }
 
     /// Records that a write changed the tables in `touched`.
@@ -200,20 +180,26 @@ impl Cache {
         s
     }
 
-    pub(crate) async fn get_or_load<T, F, Fut>(&self, key: Key, load: F) -> Result<Arc<T>>
+    /// The value of `key`, read by `load` from `tables` (all of them, and only them) unless
+    /// one of those is unchanged since it was last loaded.
+    pub(crate) async fn get_or_load<T, F, Fut>(&self, key: Key, tables: &[&str], load: F) -> Result<Arc<T>>
     where
         T: Send + Sync + 'static,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        if !self.serves(&key) {
-            return load().await.map(Arc::new);
+        // A value read inside another cached load is part of it: the outer value depends on
+        // these tables too.
+        reads::note(tables);
+        let bits = touched(tables);
+        if !self.serves(bits) {
+            return reads::checked(tables, load()).await.map(Arc::new);
         }
         let map = match key {
             Key::Page { .. } => &self.pages,
             _ => &self.map,
         };
-        if let Some(v) = Self::lookup(map, &key, self.stamp(key.tables())) {
+        if let Some(v) = Self::lookup(map, &key, self.stamp(bits)) {
             return Ok(v);
         }
         // One load of a key at a time: when a write invalidates a value that many requests read,
@@ -227,12 +213,12 @@ impl Cache {
         };
         // Take the stamp before loading: if a write to one of the tables commits while we load,
         // the entry is stored under the older stamp and is never served.
-        let stamp = self.stamp(key.tables());
+        let stamp = self.stamp(bits);
         let found = Self::lookup(map, &key, stamp);
         match found {
             Some(v) => Ok(v),
             None => {
-                let value = Arc::new(load().await?);
+                let value = Arc::new(reads::checked(tables, load()).await?);
                 self.store(map, key.clone(), stamp, value.clone());
                 Ok(value)
             }
@@ -283,21 +269,26 @@ impl Drop for Turn<'_> {
 mod tests {
     use super::*;
 
+    const GRANTS: &[&str] = &["users", "grants"];
+    const USERS: &[&str] = &["users"];
+    const PAGE: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces", "instances"];
+    const PAGE_OF_USER: [&str; 5] = ["vpcs", "vpc_subnets", "instance_interfaces", "instances", "grants"];
+
     #[tokio::test]
     async fn serves_until_a_table_it_reads_changes() {
         let c = Cache::new(Mode::Local);
-        let a: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(1) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(2) }).await.unwrap();
+        let a: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(1) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(2) }).await.unwrap();
         assert_eq!((*a, *b), (1, 1));
         // A write to a table the value does not read leaves it.
         c.bump(bit("vpcs") | bit("events"));
-        let b: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(3) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(3) }).await.unwrap();
         assert_eq!(*b, 1);
         c.bump(bit("grants"));
-        let d: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(4) }).await.unwrap();
+        let d: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(4) }).await.unwrap();
         assert_eq!(*d, 4);
         c.bump_all();
-        let e: Arc<i64> = c.get_or_load(Key::Grants(1), || async { Ok(5) }).await.unwrap();
+        let e: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(5) }).await.unwrap();
         assert_eq!(*e, 5);
     }
 
@@ -305,14 +296,14 @@ mod tests {
     async fn a_page_follows_the_tables_of_its_records_and_the_grants_of_its_user() {
         let c = Cache::new(Mode::Local);
         let key = |user| Key::Page { list: "vpcs", account: 1, user, query: "p1".into() };
-        let _: Arc<i64> = c.get_or_load(key(None), || async { Ok(1) }).await.unwrap();
-        let _: Arc<i64> = c.get_or_load(key(Some(7)), || async { Ok(1) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(key(None), PAGE, || async { Ok(1) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(key(Some(7)), &PAGE_OF_USER, || async { Ok(1) }).await.unwrap();
         c.bump(bit("grants") | bit("events"));
-        let a: Arc<i64> = c.get_or_load(key(None), || async { Ok(2) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(key(Some(7)), || async { Ok(2) }).await.unwrap();
+        let a: Arc<i64> = c.get_or_load(key(None), PAGE, || async { Ok(2) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(key(Some(7)), &PAGE_OF_USER, || async { Ok(2) }).await.unwrap();
         assert_eq!((*a, *b), (1, 2));
         c.bump(bit("instance_interfaces"));
-        let a: Arc<i64> = c.get_or_load(key(None), || async { Ok(3) }).await.unwrap();
+        let a: Arc<i64> = c.get_or_load(key(None), PAGE, || async { Ok(3) }).await.unwrap();
         assert_eq!(*a, 3);
     }
 
@@ -325,7 +316,7 @@ mod tests {
                 let (c, loads) = (c.clone(), loads.clone());
                 tokio::spawn(async move {
                     let v: Arc<u64> = c
-                        .get_or_load(Key::Users(1), || async move {
+                        .get_or_load(Key::Users(1), USERS, || async move {
                             loads.fetch_add(1, Ordering::SeqCst);
                             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                             Ok(7)
@@ -344,11 +335,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn unknown_collections_follow_every_write() {
+    async fn values_of_untracked_tables_follow_every_untracked_write() {
         let c = Cache::new(Mode::Local);
-        let _: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(1) }).await.unwrap();
+        let _: Arc<i64> =
+            c.get_or_load(Key::Collection("not_a_table", 1), &["not_a_table"], || async { Ok(1) }).await.unwrap();
         c.bump(bit("events"));
-        let b: Arc<i64> = c.get_or_load(Key::Collection("not_a_table", 1), || async { Ok(2) }).await.unwrap();
+        let b: Arc<i64> =
+            c.get_or_load(Key::Collection("not_a_table", 1), &["not_a_table"], || async { Ok(2) }).await.unwrap();
         assert_eq!(*b, 2);
     }
 
@@ -356,24 +349,24 @@ mod tests {
     async fn a_shared_cache_serves_only_noticed_tables_and_only_while_it_hears_them() {
         let c = Cache::new(Mode::Shared);
         // Not listening yet: nothing is kept.
-        let _: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(1) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(2) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(1) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(2) }).await.unwrap();
         assert_eq!(*b, 2);
         c.set_synced(true);
-        let _: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(3) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(4) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(3) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(4) }).await.unwrap();
         assert_eq!(*b, 3);
         // A value read from a table without notices: never kept.
         let other = || Key::Collection("not_a_table", 1);
-        let _: Arc<i64> = c.get_or_load(other(), || async { Ok(5) }).await.unwrap();
-        let b: Arc<i64> = c.get_or_load(other(), || async { Ok(6) }).await.unwrap();
+        let _: Arc<i64> = c.get_or_load(other(), &["not_a_table"], || async { Ok(5) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(other(), &["not_a_table"], || async { Ok(6) }).await.unwrap();
         assert_eq!(*b, 6);
         // The notices stop: nothing is served, and what was kept is gone when they resume.
         c.set_synced(false);
-        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(7) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(7) }).await.unwrap();
         assert_eq!(*b, 7);
         c.set_synced(true);
-        let b: Arc<i64> = c.get_or_load(Key::Users(1), || async { Ok(8) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(8) }).await.unwrap();
         assert_eq!(*b, 8);
     }
 }

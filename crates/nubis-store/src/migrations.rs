@@ -1,0 +1,82 @@
+//! The schema's migrations, applied in order at start-up, each once, in one transaction (on
+//! PostgreSQL under an advisory lock, so that one replica migrates at a time).
+
+use nubis_model::{Error, Result};
+
+use crate::db::query;
+use crate::{Backend, Store, retry, rows};
+
+/// One migration: its version, its name, and its DDL for each engine (files
+/// `migrations/{sqlite,postgres}/NNNN_<name>.sql`).
+macro_rules! migration {
+    ($v:expr, $name:literal, $file:literal) => {
+        (
+            $v,
+            $name,
+            include_str!(concat!("../migrations/sqlite/", $file)),
+            include_str!(concat!("../migrations/postgres/", $file)),
+        )
+    };
+}
+
+/// Migrations, in order: (version, name, SQLite DDL, PostgreSQL DDL).
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    migration!(1, "foundation", "0001_foundation.sql"),
+    migration!(2, "vpcs", "0002_vpcs.sql"),
+    migration!(3, "instances", "0003_instances.sql"),
+    migration!(4, "nodebalancers", "0004_nodebalancers.sql"),
+    migration!(5, "firewalls", "0005_firewalls.sql"),
+    migration!(6, "account_transfer", "0006_account_transfer.sql"),
+    migration!(7, "billing", "0007_billing.sql"),
+    migration!(8, "signin", "0008_signin.sql"),
+    migration!(9, "test_controls", "0009_test_controls.sql"),
+    migration!(10, "read_path", "0010_read_path.sql"),
+    migration!(11, "transfers", "0011_transfers.sql"),
+    migration!(12, "moved_rows", "0012_moved_rows.sql"),
+    migration!(15, "replicas", "0015_replicas.sql"),
+    migration!(16, "keyed_reads", "0016_keyed_reads.sql"),
+    migration!(17, "change_notices", "0017_change_notices.sql"),
+    migration!(18, "signin_hardening", "0018_signin_hardening.sql"),
+    migration!(19, "payment_settlement", "0019_payment_settlement.sql"),
+    migration!(20, "instance_boot_data", "0020_instance_boot_data.sql"),
+    migration!(22, "instance_profiles", "0022_instance_profiles.sql"),
+    migration!(23, "ssh_keys", "0023_ssh_keys.sql"),
+    migration!(24, "linode_interfaces", "0024_linode_interfaces.sql"),
+    migration!(25, "row_counts_notices", "0025_row_counts_notices.sql"),
+];
+
+impl Store {
+    pub(crate) async fn migrate(&self) -> Result<()> {
+        retry(|| async {
+            let mut tx = self.begin().await?;
+            if self.backend() == Backend::Postgres {
+                // One replica migrates at a time (waiting as long as another one's migration takes).
+                tx.execute_batch("SELECT pg_advisory_xact_lock(7283541)").await?;
+            }
+            query("CREATE TABLE IF NOT EXISTS nubis_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)")
+                .execute(tx.h())
+                .await?;
+            let done: Vec<i64> = query("SELECT version FROM nubis_migrations")
+                .fetch_all(tx.h())
+                .await?
+                .iter()
+                .map(|r| rows::RowExt::i64(r, "version"))
+                .collect::<Result<_>>()?;
+            for (version, name, lite_sql, pg_sql) in MIGRATIONS {
+                if done.contains(version) {
+                    continue;
+                }
+                tx.execute_batch(if self.backend() == Backend::Sqlite { lite_sql } else { pg_sql }).await?;
+                query("INSERT INTO nubis_migrations (version, name, applied) VALUES ($1, $2, $3)")
+                    .bind(*version)
+                    .bind(*name)
+                    .bind(nubis_model::Timestamp::now())
+                    .execute(tx.h())
+                    .await?;
+            }
+            tx.commit().await
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("migration failed: {e}")))
+    }
+}
