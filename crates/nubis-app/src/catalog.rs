@@ -8,7 +8,7 @@ use nubis_model::catalog::{
     Addons, BackupsAddon, BalancerType, Image, InstanceType, Price, Region, RegionAvailability, RegionPrice, Resolvers,
     TransferPrice, UsagePrice, UsageRegionPrice, VpcAvailability, capability,
 };
-use nubis_model::config::{Config, NetworkMode, RegionConfig, RegionPriceConfig, TypeConfig};
+use nubis_model::config::{Config, ImageInit, NetworkMode, RegionConfig, RegionPriceConfig, TypeConfig};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::App;
@@ -196,7 +196,11 @@ impl Catalog {
                 status: "available".into(),
                 expiry: None,
                 eol: None,
-                capabilities: vec!["cloud-init".into()],
+                // Only an image whose init runs the user data takes it as cloud-init does.
+                capabilities: match i.init {
+                    ImageInit::UserData => vec!["cloud-init".into()],
+                    ImageInit::Command(_) => Vec::new(),
+                },
                 regions: Vec::new(),
                 tags: Vec::new(),
                 total_size: i.size,

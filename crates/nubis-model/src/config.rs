@@ -154,6 +154,23 @@ pub struct ImageConfig {
     pub size: i64,
     #[serde(default)]
     pub deprecated: bool,
+    /// What the init of an instance deployed from this image runs at boot (netns driver).
+    #[serde(default)]
+    pub init: ImageInit,
+}
+
+/// What an image's init runs at boot with `[runtime] driver = "netns"` (the simulated driver
+/// runs nothing). Either way the init then stays up until the instance is shut down.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ImageInit {
+    /// `init = "user-data"`: the instance's user data, once, at its first boot (as cloud-init
+    /// does on the distributions' images).
+    #[default]
+    UserData,
+    /// `init = { command = "..." }`: this shell command at every boot, and never the user data
+    /// (an image without cloud-init).
+    Command(String),
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -511,6 +528,7 @@ pub fn default_images() -> Vec<ImageConfig> {
         vendor: vendor.into(),
         size,
         deprecated: false,
+        init: ImageInit::UserData,
     };
     crate::catalog_data::PUBLIC_IMAGES
         .iter()

@@ -116,6 +116,14 @@ pub async fn sweep(state_dir: &Path) -> Result<()> {
     net::Net::new(Names::new("", state_dir)).remove_everything(true).await
 }
 
+/// Removes what one server (`names`) made on this host: its instances' processes and
+/// directories, its namespaces, host links and guard table; what other servers made stays.
+/// For a server that was killed and will not come back (a test harness); never while it runs.
+pub async fn sweep_server(names: &Names) -> Result<()> {
+    procs::kill_server(names).await;
+    net::Net::new(names.clone()).remove_everything(false).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,19 +85,23 @@ fn error(status: StatusCode, reason: &str) -> Response<Body> {
     reply(status, "application/json", body)
 }
 
-/// Opens a TCP listener at `addr` on `device` inside the network namespace at `ns_path`.
-pub fn bind_in_netns(ns_path: &Path, addr: SocketAddr, device: &str) -> Result<std::net::TcpListener> {
+/// Opens a TCP listener at `addr` (on `device` when given) inside the network namespace at
+/// `ns_path`: the socket is made on a short-lived thread that entered the namespace, and stays
+/// in that namespace wherever it is used afterwards.
+pub fn bind_in_netns(ns_path: &Path, addr: SocketAddr, device: Option<&str>) -> Result<std::net::TcpListener> {
     let path = ns_path.to_path_buf();
-    let device = device.to_string();
+    let device = device.map(String::from);
     std::thread::spawn(move || -> Result<std::net::TcpListener> {
         let what = || format!("entering {}", path.display());
         let f = std::fs::File::open(&path).map_err(|e| Error::Io(what(), e))?;
         nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)
             .map_err(|e| Error::Io(what(), std::io::Error::from(e)))?;
-        let bind = |e| Error::Io(format!("binding {addr} on {device}"), e);
+        let bind = |e| Error::Io(format!("binding {addr} in {}", path.display()), e);
         let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).map_err(bind)?;
         s.set_reuse_address(true).map_err(bind)?;
-        s.bind_device(Some(device.as_bytes())).map_err(bind)?;
+        if let Some(d) = &device {
+            s.bind_device(Some(d.as_bytes())).map_err(bind)?;
+        }
         s.bind(&addr.into()).map_err(bind)?;
         s.listen(128).map_err(bind)?;
         s.set_nonblocking(true).map_err(bind)?;
@@ -123,7 +127,7 @@ impl Metadata {
         if self.listening(id) {
             return Ok(());
         }
-        let l = bind_in_netns(fabric, SocketAddr::from((ADDRESS, 80)), &fabric_link(id))?;
+        let l = bind_in_netns(fabric, SocketAddr::from((ADDRESS, 80)), Some(&fabric_link(id)))?;
         let l = tokio::net::TcpListener::from_std(l).map_err(|e| Error::Io("metadata listener".into(), e))?;
         let me = self.clone();
         let task = tokio::spawn(async move {

@@ -16,6 +16,12 @@ pub const ROUTE_PROTO: &str = "0x6e";
 /// adds, below none of the host's own) keep them here even while a link is being made.
 const KEPT_HERE: &[&str] = &["198.18.0.0/15", "192.168.128.0/17"];
 
+/// Whether every address of `net` is kept on this host (inside 198.18.0.0/15 or
+/// 192.168.128.0/17).
+pub fn kept_here(net: ipnet::Ipv4Net) -> bool {
+    KEPT_HERE.iter().filter_map(|k| k.parse::<ipnet::Ipv4Net>().ok()).any(|k| k.contains(&net))
+}
+
 /// What one `ip -j link show` says of a link.
 #[derive(Debug, Clone, Default)]
 pub struct Link {
@@ -296,8 +302,9 @@ impl Net {
         }
         let prefix = if all { "nubis" } else { self.names.prefix() };
         for l in Self::links(None).await? {
+            // (a prefix may begin another: `nubist7` and `nubist7rx`)
             let rest = l.name.strip_prefix(prefix);
-            if rest.is_some_and(|r| all || r.starts_with('r')) {
+            if rest.is_some_and(|_| all || self.names.region_of_link(&l.name).is_some()) {
                 let _ = ip(&["link", "del", &l.name]).await;
             }
         }

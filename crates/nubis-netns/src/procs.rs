@@ -1,8 +1,9 @@
 //! An instance's processes: its init, PID 1 of its own PID, mount and UTS namespaces inside its
 //! network namespace. The init mounts the host's file system read-only with per-instance
 //! overlays on /etc, /var, /root, /home and /tmp, a fresh /proc, /run and /dev/shm, sets the
-//! hostname, runs the user data at first boot (with the capabilities to change the network and
-//! the mounts dropped), and stops everything on SIGTERM. Its output is the console log.
+//! hostname, runs what the instance's image says (the user data at first boot, or the image's
+//! own command at every boot; with the capabilities to change the network and the mounts
+//! dropped), and stops everything on SIGTERM. Its output is the console log.
 //!
 //! This is container-grade confinement, not a security boundary between tenants: processes run
 //! as root on the host's kernel and see the host's files read-only.
@@ -29,8 +30,10 @@ const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 pub struct Boot<'a> {
     pub id: i64,
     pub hostname: &'a str,
-    /// The decoded user data, run at the first boot only.
+    /// The decoded user data, run at the first boot only (unless `command` is given).
     pub user_data: Option<&'a [u8]>,
+    /// The image's init command (`/bin/sh` script), run at every boot instead of the user data.
+    pub command: Option<&'a str>,
     /// The region's resolvers, for the instance's /etc/resolv.conf.
     pub nameservers: &'a [String],
 }
@@ -90,6 +93,7 @@ mount -t sysfs sysfs "$N/sys" 2>/dev/null || true
 mount -t tmpfs -o mode=755 tmpfs "$N/run"
 mount -t tmpfs tmpfs "$N/dev/shm"
 if [ -f "$S/user-data" ]; then cp "$S/user-data" "$N/run/user-data"; fi
+if [ -f "$S/command" ]; then cp "$S/command" "$N/run/init-command"; fi
 cd "$N"
 pivot_root . .
 umount -l .
@@ -97,11 +101,13 @@ cd /
 set +e
 trap 'kill -TERM -1 2>/dev/null; wait; exit 0' TERM INT
 echo "nubis: $(hostname) is up"
-if [ -f /run/user-data ]; then
-  echo "nubis: running user data"
+for f in user-data init-command; do
+  [ -f "/run/$f" ] || continue
+  echo "nubis: running $f"
   (cd /root && setpriv --bounding-set=-net_admin,-sys_admin,-sys_module,-sys_rawio,-sys_boot,-sys_time,-mknod \
-    /bin/sh /run/user-data) &
-fi
+    /bin/sh "/run/$f") &
+done
+echo "nubis: boot finished"
 while :; do sleep 3600 & wait $!; done
 "#,
             s = quote(&dir.display().to_string()),
@@ -120,9 +126,18 @@ while :; do sleep 3600 & wait $!; done
         let booted = dir.join("booted");
         let ud = dir.join("user-data");
         match b.user_data {
-            Some(data) if !booted.exists() => std::fs::write(&ud, data).map_err(io("writing user data"))?,
+            Some(data) if !booted.exists() && b.command.is_none() => {
+                std::fs::write(&ud, data).map_err(io("writing user data"))?
+            }
             _ => {
                 let _ = std::fs::remove_file(&ud);
+            }
+        }
+        let command = dir.join("command");
+        match b.command {
+            Some(c) => std::fs::write(&command, c).map_err(io("writing the init command"))?,
+            None => {
+                let _ = std::fs::remove_file(&command);
             }
         }
         let script = dir.join("init.sh");
@@ -232,17 +247,20 @@ pub async fn kill_all(state_dir: &Path) {
     let Ok(servers) = std::fs::read_dir(state_dir) else { return };
     for server in servers.flatten() {
         let name = server.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("nubis") {
-            continue;
+        if let Some(tag) = name.strip_prefix("nubis") {
+            kill_server(&Names::new(tag, state_dir)).await;
         }
-        let tag = &name["nubis".len()..];
-        let procs = Procs::new(Names::new(tag, state_dir));
-        for id in procs.known() {
-            let _ = procs.stop(id, Duration::ZERO).await;
-            procs.remove_state(id);
-        }
-        let _ = std::fs::remove_dir_all(server.path());
     }
+}
+
+/// Stops the instance inits of one server (`names`) and removes its directory.
+pub async fn kill_server(names: &Names) {
+    let procs = Procs::new(names.clone());
+    for id in procs.known() {
+        let _ = procs.stop(id, Duration::ZERO).await;
+        procs.remove_state(id);
+    }
+    let _ = std::fs::remove_dir_all(names.state_dir());
 }
 
 #[cfg(test)]

@@ -146,6 +146,14 @@ impl App {
                 })
                 .await?;
             if !advanced {
+                // A service transfer moved the instance meanwhile (the same operation, another
+                // account): its transition goes on for the new owner.
+                let moved = self.store.instance_by_id(id).await?.is_some_and(|i| {
+                    i.account_id != inst.account_id && i.op_seq == inst.op_seq && i.status == inst.status
+                });
+                if moved {
+                    continue;
+                }
                 return Ok(());
             }
         }

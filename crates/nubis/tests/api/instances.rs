@@ -57,10 +57,11 @@ async fn walkthrough_create_offline_give_a_private_address_and_boot() {
     let ip = api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": iid})).await;
     let ip = ip.ok().clone();
     let addr = ip["address"].as_str().unwrap().to_string();
-    assert!(addr.starts_with("192.168.1"), "{addr}");
+    let private = s.private_pool();
+    assert!(private.contains(&addr), "{addr} is in the private pool {private}");
     assert_eq!(ip["public"], false);
-    assert_eq!(ip["prefix"], 17);
-    assert_eq!(ip["subnet_mask"], "255.255.128.0");
+    assert_eq!(ip["prefix"], private.prefix);
+    assert_eq!(ip["subnet_mask"], Pool::mask(private.prefix));
     assert_eq!(ip["gateway"], Value::Null);
     assert_eq!(ip["rdns"], Value::Null);
     assert_eq!(ip["type"], "ipv4");
@@ -146,11 +147,15 @@ async fn every_instance_gets_a_public_ipv4_a_slaac_and_a_link_local_address() {
     let inst = create_instance(&api, "us-east", json!({"booted": false})).await;
     let iid = id(&inst);
     let public = inst["ipv4"][0].as_str().unwrap();
-    assert!(public.starts_with("127.10."), "us-east's pool is 127.10.0.0/16: {public}");
+    // us-east's pool: 127.10.0.0/16 with /24 subnets (simulated), the server's own /24 of
+    // 198.18.0.0/15 (netns).
+    let (pool, subnets) = s.public_pool("us-east");
+    assert_eq!(subnets, 24);
+    assert!(pool.contains(public), "us-east's pool is {pool}: {public}");
     let ips = api.get(&format!("/compute/instances/{iid}/ips")).await.ok().clone();
     let p = &ips["ipv4"]["public"][0];
     assert_eq!(p["address"], public);
-    assert_eq!(p["gateway"], "127.10.0.1");
+    assert_eq!(p["gateway"], pool.host(1), "the first host of the first subnet");
     assert_eq!(p["prefix"], 24);
     assert_eq!(p["subnet_mask"], "255.255.255.0");
     assert_eq!(p["public"], true);
@@ -177,7 +182,12 @@ async fn every_instance_gets_a_public_ipv4_a_slaac_and_a_link_local_address() {
     assert_eq!(ips["ipv6"]["global"], json!([]));
     // Another region: its own pools.
     let west = create_instance(&api, "us-west", json!({"booted": false})).await;
-    assert!(west["ipv4"][0].as_str().unwrap().starts_with("127.11."));
+    let west_pool = s.public_pool("us-west").0;
+    assert!(
+        west_pool.contains(west["ipv4"][0].as_str().unwrap()),
+        "us-west's pool is {west_pool}: {}",
+        west["ipv4"][0]
+    );
     assert!(west["ipv6"].as_str().unwrap().starts_with("2001:db8:b:0:"), "{}", west["ipv6"]);
 }
 
@@ -188,7 +198,7 @@ async fn private_ip_true_gives_a_private_address_at_creation() {
     let inst = create_instance(&api, "us-east", json!({"private_ip": true, "booted": false})).await;
     let v4 = inst["ipv4"].as_array().unwrap();
     assert_eq!(v4.len(), 2);
-    assert!(v4[1].as_str().unwrap().starts_with("192.168.128."), "{v4:?}");
+    assert!(s.private_pool().contains(v4[1].as_str().unwrap()), "{v4:?}");
     let again = api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": id(&inst)})).await;
     again.expect_error(400, "public");
 }
@@ -493,7 +503,7 @@ async fn a_transition_interrupted_by_a_restart_is_completed() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(api.get(&format!("/compute/instances/{iid}")).await.ok()["status"], "provisioning");
     s.kill9();
-    std::fs::write(s.dir.join("config.toml"), TEST_CONFIG).unwrap();
+    s.set_config(TEST_CONFIG);
     s.restart();
     let api = s.api();
     wait_status(&api, iid, "running").await;
@@ -526,7 +536,8 @@ async fn concurrent_creates_never_share_an_address() {
     assert_eq!(addresses.len(), 36);
 }
 
-/// A cloud with one region whose public pool holds two addresses.
+/// A cloud with one region whose public pool holds two addresses (in netns mode the harness
+/// moves the pool into the server's own part of 198.18.0.0/15, keeping its size).
 fn tiny_pool_config() -> String {
     format!(
         "{TEST_CONFIG}\n[[regions]]\nid = \"tiny\"\nlabel = \"Tiny\"\ncountry = \"us\"\ncapabilities = [\"Linodes\", \"VPCs\", \"Vlans\"]\n\
@@ -574,6 +585,8 @@ async fn concurrent_creates_on_a_small_pool_hand_out_each_address_once() {
         }
     }
     ok.sort();
-    assert_eq!(ok, ["127.20.0.2", "127.20.0.6"]);
+    // The only host of each /30 subnet (the first is the subnet's gateway).
+    let pool = s.public_pool("tiny").0;
+    assert_eq!(ok, [pool.host(2), pool.host(6)]);
     assert_eq!(instance_count(&api).await, 2);
 }

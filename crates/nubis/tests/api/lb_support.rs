@@ -1,12 +1,18 @@
 //! Helpers of the load-balancer tests: a server configuration with address pools no other test
 //! server uses (so listeners and back ends of tests running at once never collide), back ends
-//! playing "a process inside the instance" on `127.168.X.Y:PORT`, a raw HTTP/1.1 client (plain
-//! or TLS through rustls) that can bind its source address, and certificates made with rcgen.
-//! Every address used is inside 127.0.0.0/8.
+//! playing "a process inside the instance", a raw HTTP/1.1 client (plain or TLS through rustls)
+//! that can bind its source address, and certificates made with rcgen.
+//!
+//! In loopback mode (the simulated driver) a back end of the instance with private address
+//! `192.168.X.Y` listens on this host at `127.168.X.Y`, where the data plane dials it, and every
+//! address used is inside 127.0.0.0/8. In netns mode (`NUBIS_RUNTIME_DRIVER=netns`) the data
+//! plane dials the real private address inside the instance's network namespace: a back end
+//! listens there, on a socket made inside that namespace; the balancers' addresses are in the
+//! server's own slice of 198.18.0.0/15 (see `netns_mode.rs`).
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -61,15 +67,31 @@ pub async fn backend_instance(api: &Api, region: &str) -> (i64, String) {
     wait_status(api, id, "offline").await;
     let ip = api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": id})).await;
     let addr = ip.ok()["address"].as_str().unwrap().to_string();
+    if netns() {
+        lock(&NAMESPACES).insert(addr.parse().unwrap(), instance_netns(api, id));
+    }
     api.post_empty(&format!("/compute/instances/{id}/boot")).await.ok();
     (id, addr)
 }
 
-/// Where "a process inside the instance" listens for the private address `192.168.X.Y`.
+/// The network namespace of each back-end instance, by private address (netns mode; the
+/// addresses of servers running at once never overlap).
+static NAMESPACES: Mutex<BTreeMap<Ipv4Addr, String>> = Mutex::new(BTreeMap::new());
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where "a process inside the instance" listens for the private address `192.168.X.Y`: at
+/// `127.168.X.Y` on this host in loopback mode, at the address itself in netns mode (inside
+/// the instance's namespace).
 pub fn mapped(private: &str, port: u16) -> SocketAddr {
     let ip: Ipv4Addr = private.parse().unwrap();
     let o = ip.octets();
     assert_eq!((o[0], o[1]), (192, 168), "{private} is not a private address");
+    if netns() {
+        return SocketAddr::new(IpAddr::V4(ip), port);
+    }
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 168, o[2], o[3])), port)
 }
 
@@ -96,7 +118,7 @@ impl Backend {
     }
 
     async fn start(name: &str, addr: SocketAddr, echo: bool) -> Backend {
-        let l = bind_retrying(addr).await;
+        let l = backend_listener(addr).await;
         let requests = Arc::new(AtomicU64::new(0));
         let last_headers = Arc::new(Mutex::new(HashMap::new()));
         let hold = Arc::new(tokio::sync::Notify::new());
@@ -137,6 +159,11 @@ impl Drop for Backend {
     }
 }
 
+/// A listener for "a process inside the instance" at `addr` (from [`mapped`]).
+pub async fn backend_listener(addr: SocketAddr) -> TcpListener {
+    if netns() { bind_in_instance(addr).await } else { bind_retrying(addr).await }
+}
+
 async fn bind_retrying(addr: SocketAddr) -> TcpListener {
     for _ in 0..100 {
         let s = TcpSocket::new_v4().unwrap();
@@ -147,6 +174,24 @@ async fn bind_retrying(addr: SocketAddr) -> TcpListener {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("cannot bind {addr}");
+}
+
+/// A listener on `addr` inside the namespace of the instance holding that private address
+/// (made by [`backend_instance`]), retried until the address is there.
+async fn bind_in_instance(addr: SocketAddr) -> TcpListener {
+    let IpAddr::V4(ip) = addr.ip() else { panic!("{addr} is not IPv4") };
+    let ns =
+        lock(&NAMESPACES).get(&ip).cloned().unwrap_or_else(|| panic!("no instance made by backend_instance has {ip}"));
+    let path = nubis_netns::netns_path(&ns);
+    let mut last = None;
+    for _ in 0..100 {
+        match nubis_netns::metadata::bind_in_netns(&path, addr, None) {
+            Ok(l) => return TcpListener::from_std(l).unwrap(),
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("cannot bind {addr} in {ns}: {last:?}");
 }
 
 async fn echo_conn(mut s: TcpStream) {
@@ -239,7 +284,7 @@ async fn roundtrip<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, host: &str, path
 /// A TCP connection to `addr`, from the source address `from` when given.
 pub async fn connect(addr: SocketAddr, from: Option<Ipv4Addr>) -> std::io::Result<TcpStream> {
     let s = TcpSocket::new_v4()?;
-    if let Some(ip) = from {
+    if let Some(ip) = from.or_else(|| client_source(addr)) {
         s.bind(SocketAddr::new(IpAddr::V4(ip), 0))?;
     }
     tokio::time::timeout(Duration::from_secs(5), s.connect(addr)).await.map_err(std::io::Error::other)?

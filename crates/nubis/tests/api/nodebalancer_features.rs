@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 use crate::firewalls::{fw_path, id};
 use crate::lb_support::*;
@@ -321,7 +321,7 @@ async fn client_conn_throttle_limits_new_connections_per_client_address() {
 
 /// A back end reading a PROXY header (v1 or v2) and answering with what it parsed, one line.
 async fn proxy_backend(addr: SocketAddr) -> tokio::task::JoinHandle<()> {
-    let l = TcpListener::bind(addr).await.unwrap();
+    let l = backend_listener(addr).await;
     tokio::spawn(async move {
         loop {
             let Ok((mut s, _)) = l.accept().await else { continue };

@@ -218,10 +218,26 @@ async fn a_transfer_of_two_instances_moves_them_with_their_addresses_to_the_rece
     // (a page past the end answers `results` from the kept count, not from the rows)
     assert_eq!(sender.get("/compute/instances?page=2").await.ok()["results"], 0);
     assert_eq!(receiver.get("/compute/instances?page=2").await.ok()["results"], 2);
-    // And the instances' new events are the receiver's.
+    // And the instances' new events are the receiver's (once provisioned: with the netns
+    // driver that takes as long as making the namespace).
+    crate::instances::wait_status(&receiver, id(&a), "offline").await;
     receiver.post_empty(&format!("/compute/instances/{}/boot", id(&a))).await.ok();
     assert!(!events_of(&receiver, "instance_boot").await.is_empty());
     assert!(events_of(&sender, "instance_boot").await.is_empty());
+}
+
+#[tokio::test]
+async fn an_instance_transferred_while_it_provisions_finishes_provisioning_for_the_receiver() {
+    let slow = TEST_CONFIG.replace("provision_ms = 20", "provision_ms = 3000");
+    let s = TestServer::start_with(Options { config: slow, ..Default::default() }).await;
+    let sender = s.api();
+    let receiver = receiver_account(&s).await;
+    let a = inst(&sender, "early").await;
+    let token = create(&sender, &[id(&a)]).await.ok()["token"].as_str().unwrap().to_string();
+    accept(&receiver, &token).await.ok();
+    wait_transfer(&receiver, &token, "completed").await;
+    assert_eq!(receiver.get(&format!("/compute/instances/{}", id(&a))).await.ok()["status"], "provisioning");
+    crate::instances::wait_status(&receiver, id(&a), "offline").await;
 }
 
 #[tokio::test]

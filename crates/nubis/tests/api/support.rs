@@ -13,6 +13,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[path = "netns_mode.rs"]
+mod netns_mode;
+#[allow(unused_imports)]
+pub use netns_mode::{Pool, client_source, instance_netns, netns};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_nubis");
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 static INIT: Once = Once::new();
@@ -94,9 +99,12 @@ pub struct TestServer {
     /// What the server printed on standard output before it listened.
     pub startup: Vec<String>,
     child: Option<Child>,
+    /// The configuration file's text.
     config: String,
     log_level: &'static str,
     extra: Vec<String>,
+    /// netns mode: this server's slot of addresses on the host (see `netns_mode`).
+    slot: Option<u32>,
 }
 
 pub struct Options {
@@ -123,12 +131,17 @@ impl TestServer {
         init();
         let dir = std::env::temp_dir().join(unique("nubis-test-"));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("config.toml"), &opts.config).unwrap();
         let fresh = opts.database.is_none();
         let database = match opts.database {
             Some(d) => d,
             None => fresh_database(&dir).await,
         };
+        let slot = netns().then(|| netns_mode::take_slot(&database));
+        let config = match slot {
+            Some(k) => netns_mode::slot_config(&opts.config, k),
+            None => opts.config,
+        };
+        std::fs::write(dir.join("config.toml"), &config).unwrap();
         let owned_pg = match std::env::var("TEST_DATABASE_URL") {
             Ok(base) if fresh && database.starts_with("postgres") => {
                 database.rsplit_once('/').map(|(_, name)| (base, name.to_string()))
@@ -145,9 +158,10 @@ impl TestServer {
             owned_pg,
             startup: Vec::new(),
             child: None,
-            config: opts.config,
+            config,
             log_level: opts.log,
             extra: opts.extra_args,
+            slot,
         };
         s.spawn("127.0.0.1:0");
         s
@@ -189,6 +203,9 @@ impl TestServer {
         self.addr = addr.clone();
         self.base = format!("http://{addr}/v4");
         self.child = Some(child);
+        if let Some(k) = self.slot {
+            netns_mode::remember_tag(&self.base, k);
+        }
     }
 
     /// The API as the bootstrap owner.
@@ -217,6 +234,16 @@ impl TestServer {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// Replaces the configuration file (read at the next [`TestServer::restart`]); in netns mode
+    /// with this server's pools and host tag.
+    pub fn set_config(&mut self, config: &str) {
+        self.config = match self.slot {
+            Some(k) => netns_mode::slot_config(config, k),
+            None => config.to_string(),
+        };
+        std::fs::write(self.dir.join("config.toml"), &self.config).unwrap();
     }
 
     /// Starts the server again on the same database and address.
@@ -254,6 +281,17 @@ impl TestServer {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
+
+    /// The public IPv4 pool of `region` and the prefix of the subnets carved from it, as this
+    /// server was configured (in netns mode, pools of its own in 198.18.0.0/15).
+    pub fn public_pool(&self, region: &str) -> (Pool, u8) {
+        netns_mode::public_pool(&netns_mode::pools_of(&self.config).0, region)
+    }
+
+    /// The private IPv4 pool of this server (in netns mode, its own /24 of 192.168.128.0/17).
+    pub fn private_pool(&self) -> Pool {
+        netns_mode::pools_of(&self.config).1
+    }
 }
 
 impl Drop for TestServer {
@@ -263,6 +301,9 @@ impl Drop for TestServer {
         // A database per test adds up to gigabytes over the suite: drop it with the server.
         if let Some((base, name)) = self.owned_pg.take() {
             let _ = std::thread::spawn(move || drop_database(&base, &name)).join();
+        }
+        if let Some(k) = self.slot.take() {
+            netns_mode::release_slot(k);
         }
     }
 }

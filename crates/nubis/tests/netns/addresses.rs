@@ -69,6 +69,27 @@ async fn serve_refuses_the_netns_driver_without_privileges_and_the_check_says_wh
 }
 
 #[tokio::test]
+async fn serve_refuses_a_private_pool_outside_the_range_kept_on_this_host() {
+    let _sweep = Sweeper::new();
+    let dir = std::env::temp_dir().join(crate::support::unique("nubis-pool-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = format!("{NETNS_CONFIG}\n[network]\nprivate_ipv4 = \"192.168.5.0/24\"\n");
+    std::fs::write(dir.join("config.toml"), config).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .env("NUBIS_LOG", "warn")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("private_ipv4 inside 192.168.128.0/17") && err.contains("192.168.5.0/24"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
 async fn ipv6_addresses_are_inside_and_nothing_routes_outwards() {
     let _sweep = Sweeper::new();
     let server = server().await;

@@ -15,6 +15,7 @@ mod support;
 mod addresses;
 mod common;
 mod firewall;
+mod images;
 mod metadata;
 mod networks;
 mod restart;

@@ -62,7 +62,7 @@ impl App {
             if let Some(nic) = spec.nics.iter().find(|n| n.segment == Segment::Region(region)) {
                 for a in &nic.addresses {
                     if let IpNet::V4(a) = a
-                        && a.prefix_len() == 17
+                        && a.prefix_len() == self.private_pool.net().prefix_len()
                         && self.private_pool.contains(a.addr())
                     {
                         r.private_routes.push(a.addr());

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use futures_util::StreamExt;
-use nubis_model::config::RuntimeConfig;
+use nubis_model::config::{ImageInit, RuntimeConfig};
 use nubis_model::event::NewEvent;
 use nubis_model::grants::GrantKind;
 use nubis_model::instance::Status;
@@ -135,7 +135,14 @@ impl Netns {
             .filter(|r| r.id == inst.region)
             .flat_map(|r| [r.resolver_ipv4.clone(), r.resolver_ipv6.clone()])
             .collect();
-        let boot = Boot { id, hostname: &inst.label, user_data: user_data.as_deref(), nameservers: &nameservers };
+        // What the image's init runs (user data when the image is unknown or there is none).
+        let init = inst.image.as_deref().and_then(|i| app.config.images.iter().find(|c| c.id == i)).map(|c| &c.init);
+        let command = match init {
+            Some(ImageInit::Command(c)) => Some(c.as_str()),
+            Some(ImageInit::UserData) | None => None,
+        };
+        let boot =
+            Boot { id, hostname: &inst.label, user_data: user_data.as_deref(), command, nameservers: &nameservers };
         self.procs.start(boot).await.map_err(host_err)
     }
 
@@ -215,6 +222,14 @@ impl App {
             return Err(Error::Internal(format!(
                 "[runtime] driver = \"netns\" cannot run here: {} (see `nubis admin runtime check`)",
                 missing.join("; ")
+            )));
+        }
+        // Packets to an unused private address must not follow the host's default route.
+        let private = self.private_pool.net();
+        if !nubis_netns::net::kept_here(private) {
+            return Err(Error::Internal(format!(
+                "[runtime] driver = \"netns\" needs network.private_ipv4 inside 192.168.128.0/17, which never \
+                 leaves this host (it is {private})"
             )));
         }
         let source = Arc::new(metadata::AppSource(Arc::downgrade(&self.0)));
