@@ -35,7 +35,7 @@ NOT_SCHEMA_ONLY = {
         "entity_transfer_create", "service_transfer_create", "firewall_device_create", "ip_allocate",
         "ip_share", "ipv4_share", "ipv6_range_create", "nodebalancer_create",
         "vpc_create", "nodebalancer_config_node_create", "nodebalancer_node_create", "instance_create",
-        "ip_assign", "ipv4_assign", "nodebalancer_node_update",
+        "ip_assign", "ipv4_assign", "nodebalancer_node_update", "firewall_settings_update",
     ],
     # A thumbnail is a PNG or JPEG file (its signature), which a binary body's schema cannot state.
     "image": ["oauth_client_thumbnail_update"],

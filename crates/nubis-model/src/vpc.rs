@@ -64,7 +64,28 @@ pub struct VpcIp {
     pub vpc_id: i64,
 }
 
+/// One IPv6 range of a VPC interface (`GET /v4/vpcs/ipv6s`, `GET /v4/vpcs/{id}/ipv6s`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VpcIpv6 {
+    pub active: bool,
+    pub config_id: Option<i64>,
+    pub interface_id: i64,
+    pub instance_id: i64,
+    pub ipv6_range: String,
+    pub ipv6_is_public: Option<bool>,
+    pub ipv6_addresses: Vec<VpcSlaac>,
+    pub region: String,
+    pub subnet_id: i64,
+    pub vpc_id: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VpcSlaac {
+    pub slaac_address: String,
+}
+
 /// Filterable fields (the reference's `x-linode-filterable`).
 pub const VPC_FILTERABLE: &[&str] = &["id", "label", "region", "description", "created", "updated"];
 pub const SUBNET_FILTERABLE: &[&str] = &["id", "label", "ipv4", "created", "updated"];
 pub const VPC_IP_FILTERABLE: &[&str] = &["active", "config_id", "instance_id", "region", "vpc_id", "subnet_id"];
+pub const VPC_IPV6_FILTERABLE: &[&str] = &["active", "config_id", "instance_id", "region", "vpc_id", "subnet_id"];

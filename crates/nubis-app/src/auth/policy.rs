@@ -444,6 +444,9 @@ ops! {
     RegionAvailabilityGet = "region_availability_get" => public();
     VpcAvailabilityList = "vpc_availability_list" => public();
     VpcAvailabilityGet = "vpc_availability_get" => public();
+    // The IPv6 ranges of VPC interfaces, as their IPv4 addresses.
+    VpcIpv6sListAll = "vpc_ipv6s_list_all" => scoped(Area::Ips, RO);
+    VpcIpv6sList = "vpc_ipv6s_list" => entity(Area::Ips, RO, GrantKind::Vpc, P_RO);
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub(crate) fn versioned(rules: &FirewallRules, version: i64) -> VersionedRules {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FirewallSettingsUpdate {
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub default_firewall_ids: Option<DefaultFirewallIdsUpdate>,
 }
 

@@ -3,6 +3,7 @@
 //! and deletes refused while an instance interface uses a subnet.
 
 use std::sync::Arc;
+mod ipv6;
 mod validate;
 mod view;
 

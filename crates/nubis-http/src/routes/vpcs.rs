@@ -6,7 +6,9 @@ use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::vpc::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 use nubis_model::page::Page;
-use nubis_model::vpc::{SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, Vpc, VpcIp};
+use nubis_model::vpc::{
+    SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, VPC_IPV6_FILTERABLE, Vpc, VpcIp, VpcIpv6,
+};
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,6 +24,8 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(vpc_ips_list_all))
         .routes(routes!(vpc_get, vpc_update, vpc_delete))
         .routes(routes!(vpc_ips_list))
+        .routes(routes!(vpc_ipv6s_list_all))
+        .routes(routes!(vpc_ipv6s_list))
         .routes(routes!(subnet_list, subnet_create))
         .routes(routes!(subnet_get, subnet_update, subnet_delete))
 }
@@ -123,4 +127,23 @@ async fn subnet_delete(
 ) -> ApiResult<Json<Value>> {
     app.subnet_delete(&actor, vpc_id, id).await?;
     Ok(empty())
+}
+
+/// The IPv6 ranges of every VPC interface of the account (none: nubis's VPCs have no IPv6).
+#[utoipa::path(get, path = "/v4/vpcs/ipv6s", tag = "vpcs", responses((status = 200, description = "A page of the IPv6 ranges of every VPC interface", body = Page<VpcIpv6>)))]
+async fn vpc_ipv6s_list_all(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
+    let filter = filter_of(&q, VPC_IPV6_FILTERABLE)?;
+    Ok(Json(app.vpc_ipv6s_list_all(&actor, &filter, q.page).await?).into_response())
+}
+
+/// The IPv6 ranges of the VPC's interfaces (none: nubis's VPCs have no IPv6).
+#[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/ipv6s", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of the VPC's interface IPv6 ranges", body = Page<VpcIpv6>)))]
+async fn vpc_ipv6s_list(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    q: ListQuery,
+) -> ApiResult<Response> {
+    let filter = filter_of(&q, VPC_IPV6_FILTERABLE)?;
+    Ok(Json(app.vpc_ipv6s_list(&actor, id, &filter, q.page).await?).into_response())
 }

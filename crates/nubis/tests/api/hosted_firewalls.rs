@@ -109,6 +109,9 @@ async fn default_firewalls_are_set_checked_and_applied_to_new_services() {
         .await
         .expect_error(400, "default_firewall_ids.public_interface");
     api.put("/networking/firewalls/settings", json!({"default_firewall_ids": {"kubernetes": a}})).await.status_is(400);
+    api.put("/networking/firewalls/settings", json!({"default_firewall_ids": [null, null]}))
+        .await
+        .expect_error(400, "default_firewall_ids");
     // The hosted API's clients say `linode`.
     let hosted = [("user-agent", "linode-cli/5.69.0")];
     let r = api.send(reqwest::Method::GET, "/networking/firewalls/settings", None, &hosted).await;

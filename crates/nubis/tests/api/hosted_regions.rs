@@ -89,3 +89,24 @@ async fn udp_balancing_fields_are_refused_naming_them_and_change_nothing() {
     r.expect_error(400, "udp_check_port").expect_error(400, "udp_session_timeout");
     assert_eq!(api.get(&format!("/nodebalancers/{id}/configs")).await.ok()["results"], 0);
 }
+
+#[tokio::test]
+async fn vpc_ipv6_lists_are_checked_like_the_ipv4_ones_and_empty() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let v = api
+        .post("/vpcs", json!({"label": "v", "region": "us-east", "subnets": [{"label": "s", "ipv4": "10.0.0.0/24"}]}))
+        .await;
+    let id = v.ok()["id"].as_i64().unwrap();
+    let all = api.get("/vpcs/ipv6s").await;
+    assert_eq!((all.ok()["results"].clone(), all.body["data"].clone()), (json!(0), json!([])));
+    assert_eq!(api.get(&format!("/vpcs/{id}/ipv6s")).await.ok()["results"], 0);
+    api.get_filtered("/vpcs/ipv6s", r#"{"nothing": 1}"#).await.status_is(400);
+    other_account(&s).get(&format!("/vpcs/{id}/ipv6s")).await.expect_error(404, "-");
+    api.get("/vpcs/999999/ipv6s").await.expect_error(404, "-");
+    let (_, bob) = user_with_token(&s, "bob", true, "*").await;
+    bob.get(&format!("/vpcs/{id}/ipv6s")).await.expect_error(404, "-");
+    api.put("/account/users/bob/grants", json!({"vpc": [{"id": id, "permissions": "read_only"}]})).await.ok();
+    assert_eq!(bob.get(&format!("/vpcs/{id}/ipv6s")).await.ok()["results"], 0);
+    api.anonymous().get("/vpcs/ipv6s").await.status_is(401);
+}
