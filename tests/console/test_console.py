@@ -67,7 +67,7 @@ def test_vpc_with_a_subnet(ui):
     # The API's own field errors show next to the fields.
     ui.fill({"label": "bad--label", "subnets[0].ipv4": "8.8.8.0/24"})
     ui.click("Create VPC")
-    assert "without two hyphens" in ui.el("#label-err").text
+    assert "two dashes in a row" in ui.el("#label-err").text
     assert "private address space" in ui.d.find_element(By.ID, "subnets[0].ipv4-err").text
     ui.fill({"label": "walk-net", "subnets[0].label": "backends", "subnets[0].ipv4": "10.0.0.0/24"})
     ui.click("Create VPC")
