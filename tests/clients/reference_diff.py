@@ -9,12 +9,15 @@ does not serve are reported too. Every difference is a line `METHOD PATH FIELD: 
 
     response  FIELD: not served | not in the reference | type A (reference B)
               FIELD: enum value V not served | enum value V not in the reference
-    request   FIELD: request field not accepted | request field not in the reference
+    request   FIELD: request field not served | request field not in the reference
               FIELD: request type A (reference B)
-              FIELD: request enum value V not accepted | request enum value V not in the reference
-    operation METHOD PATH: operation not served
+              FIELD: request enum value V not served | request enum value V not in the reference
+              FIELD: request enum not served (the reference has an enum, nubis documents none)
+    operation METHOD PATH: operation not served | operation not in the reference
 
-`FIELD` is a dotted path, `[]` marking array items. Used by test_reference*.py; run it with the
+`FIELD` is a dotted path, `[]` marking array items. A response field nubis documents without the
+enum the reference has is no difference here: test_reference_live.py checks the values nubis
+returns against the reference's enum. Used by test_reference*.py; run it with the
 served document's address to print every difference, or with `--vendor SOURCE.json` to rebuild the
 vendored reference from the hosted document."""
 
@@ -235,7 +238,7 @@ def compare(m, p, ref_fields, our_fields, request):
     for f in sorted(set(ref_fields) | set(our_fields)):
         ours, theirs = our_fields.get(f), ref_fields.get(f)
         if ours is None:
-            out.append(f"{m} {p} {f}: " + ("request field not accepted" if request else "not served"))
+            out.append(f"{m} {p} {f}: " + ("request field not served" if request else "not served"))
             continue
         if theirs is None:
             out.append(f"{m} {p} {f}: " + ("request field not in the reference" if request else "not in the reference"))
@@ -248,12 +251,15 @@ def compare(m, p, ref_fields, our_fields, request):
         if a and b and a != b:
             word = "request type" if request else "type"
             out.append(f"{m} {p} {f}: {word} {','.join(sorted(a))} (reference {','.join(sorted(b))})")
+        if request and ours.enum is None and theirs.enum is not None and theirs.types & {"string"}:
+            # What a client may send is not documented: the values nubis takes are unknown to it.
+            out.append(f"{m} {p} {f}: request enum not served")
         if ours.enum is not None and theirs.enum is not None:
             word = "request enum value" if request else "enum value"
             for v in sorted(ours.enum - theirs.enum, key=str):
                 out.append(f"{m} {p} {f}: {word} {v} not in the reference")
             for v in sorted(theirs.enum - ours.enum, key=str):
-                out.append(f"{m} {p} {f}: {word} {v} " + ("not accepted" if request else "not served"))
+                out.append(f"{m} {p} {f}: {word} {v} " + "not served")
     return out
 
 
@@ -273,6 +279,93 @@ def differences(reference, served):
     for m, p in sorted(set(ref_ops) - set(our_ops)):
         if p.startswith(SPEC_RESOURCES):
             out.append(f"{m} {p}: operation not served")
+    for m, p in sorted(set(our_ops) - set(ref_ops)):
+        if p.startswith("/v4/") and p != "/v4/openapi.json":
+            out.append(f"{m} {p}: operation not in the reference")
+    return out
+
+
+def response_fields(doc, op, rename=True):
+    """The fields of an operation's success answer (of its items, for an answer that is a plain
+    list)."""
+    schema = success_schema(doc, op)
+    if schema is None:
+        return {}
+    if resolve(doc, schema).get("type") == "array":
+        out = {}
+        for items in items_of(doc, schema):
+            for p, f in fields(doc, items, rename=rename).items():
+                merge(out, p, f)
+        return out
+    return fields(doc, schema, rename=rename)
+
+
+def flatten(value, prefix="", out=None):
+    """{field path: [values]} of a JSON answer, `[]` marking array items as in `fields` (the
+    items of an array of scalars are the values of `path[]`)."""
+    out = {} if out is None else out
+    if isinstance(value, list):  # a plain list: its items' fields
+        for item in value:
+            flatten(item, prefix, out)
+        return out
+    if not isinstance(value, dict):
+        return out
+    for k, v in value.items():
+        path = f"{prefix}{k}"
+        out.setdefault(path, []).append(v)
+        if isinstance(v, dict):
+            flatten(v, path + ".", out)
+        if isinstance(v, list):
+            for item in v:
+                if isinstance(item, dict):
+                    flatten(item, path + "[].", out)
+                else:
+                    out.setdefault(path + "[]", []).append(item)
+    return out
+
+
+def missing(value, ref_fields, prefix="", out=None):
+    """The reference's fields absent from an answer: in every object of it (each item of an
+    array on its own), the keys the reference gives that object."""
+    out = set() if out is None else out
+    if isinstance(value, list):
+        for item in value:
+            missing(item, ref_fields, prefix, out)
+        return out
+    if not isinstance(value, dict):
+        return out
+    for f in ref_fields:
+        rest = f[len(prefix):] if f.startswith(prefix) else None
+        if rest and "." not in rest and not rest.endswith("[]") and rest not in value:
+            out.add(f)
+    for k, v in value.items():
+        if isinstance(v, dict):
+            missing(v, ref_fields, f"{prefix}{k}.", out)
+        elif isinstance(v, list):
+            missing(v, ref_fields, f"{prefix}{k}[].", out)
+    return out
+
+
+def live_differences(method, path, body, ref_fields):
+    """Lines `METHOD PATH FIELD: kind` for one answer against the reference's fields of that
+    operation's response: `returned, not in the reference`, `not returned`, `returned TYPE
+    (reference TYPES)`, `returned value V not in the reference's enum`."""
+    got = flatten(body)
+    out = []
+    for f in sorted(got):
+        ref = ref_fields.get(f)
+        if ref is None:
+            if not f.endswith("[]"):
+                out.append(f"{method} {path} {f}: returned, not in the reference")
+            continue
+        for t in sorted({json_type(v) for v in got[f]}):
+            if ref.types and t not in ref.types:
+                out.append(f"{method} {path} {f}: returned {t} (reference {','.join(sorted(ref.types))})")
+        if ref.enum:
+            for value in sorted({v for v in got[f] if isinstance(v, str)} - ref.enum):
+                out.append(f"{method} {path} {f}: returned value {value} not in the reference's enum")
+    for f in sorted(missing(body, ref_fields)):
+        out.append(f"{method} {path} {f}: not returned")
     return out
 
 

@@ -34,6 +34,7 @@ def reference():
                             "label": {"type": "string", "nullable": True},
                             "region": {"type": "string"},
                             "interface_generation": {"type": "string", "enum": ["legacy_config", "linode"]},
+                            "backups_enabled": {"type": "string", "enum": ["yes", "no"]},
                         },
                     }}}},
                     "responses": {"200": {"content": {"application/json": {"schema": INSTANCE}}}},
@@ -71,6 +72,7 @@ def served():
                             "label": {"type": "string"},  # refuses the null the reference allows
                             "type": {"type": "string"},  # a field the reference lacks
                             "interface_generation": {"type": "string", "enum": ["linode"]},
+                            "backups_enabled": {"type": "string"},  # no enum documented
                         },
                     }}}},
                     "responses": {"200": {"content": {"application/json": {"schema": instance}}}},
@@ -91,10 +93,11 @@ def test_each_kind_of_difference_is_reported():
         "GET /v4/compute/instances data[].status: enum value booting not served",
         "POST /v4/compute/instances label: type number (reference string)",
         # request fields
-        "POST /v4/compute/instances region: request field not accepted",
+        "POST /v4/compute/instances region: request field not served",
         "POST /v4/compute/instances type: request field not in the reference",
         "POST /v4/compute/instances label: request type string (reference null,string)",
-        "POST /v4/compute/instances interface_generation: request enum value legacy_config not accepted",
+        "POST /v4/compute/instances interface_generation: request enum value legacy_config not served",
+        "POST /v4/compute/instances backups_enabled: request enum not served",
         # an operation of the spec's resources not served; volumes are outside the spec
         "GET /v4/compute/instances/{}/backups: operation not served",
     }
@@ -107,7 +110,8 @@ def test_each_kind_of_difference_is_reported():
 
 def test_equal_documents_have_no_difference():
     doc = served()
-    assert rd.differences(doc, doc) == []
+    same = {**doc, "paths": {"/{apiVersion}" + p.removeprefix("/v4"): item for p, item in doc["paths"].items()}}
+    assert rd.differences(same, doc) == []
 
 
 def test_listed_entries_match_with_wildcards_and_literal_brackets():
@@ -116,6 +120,28 @@ def test_listed_entries_match_with_wildcards_and_literal_brackets():
     assert rd.is_listed("GET /v4/compute/instances/{}/backups: operation not served", listed)
     assert not rd.is_listed("GET /v4/compute/instances datax.status: enum value booting not served", listed)
     assert not rd.is_listed("GET /v4/compute/instances data[].status: enum value booting not in the reference", listed)
+
+
+def test_each_kind_of_difference_of_a_live_answer_is_reported():
+    ref_fields = rd.response_fields(reference(), {"responses": {"200": {"content": {"application/json": {
+        "schema": page(INSTANCE)}}}}})
+    answer = {
+        "data": [
+            {"id": 1, "label": 7, "status": "rebooting", "instance_id": 2, "specs": {}, "tags": ["a", "c"], "extra": None},
+            {"id": 2, "label": "b", "status": "running", "instance_id": 3, "specs": {"disk": 1}, "tags": []},
+        ],
+    }
+    diffs = rd.live_differences("GET", "/v4/compute/instances", answer, ref_fields)
+    assert set(diffs) == {
+        "GET /v4/compute/instances data[].label: returned number (reference string)",
+        "GET /v4/compute/instances data[].status: returned value rebooting not in the reference's enum",
+        "GET /v4/compute/instances data[].tags[]: returned value c not in the reference's enum",
+        "GET /v4/compute/instances data[].extra: returned, not in the reference",
+        "GET /v4/compute/instances page: not returned",
+        "GET /v4/compute/instances data[].specs.disk: not returned",  # the first item's
+    }, diffs
+    # A field under an object that was not returned is not expected; an empty page has no items.
+    assert rd.live_differences("GET", "/v4/x", {"data": [], "page": 1}, ref_fields) == []
 
 
 def test_the_vendored_reference_is_the_hosted_document():
