@@ -389,6 +389,11 @@ def is_listed(diff, listed):
     return any(fnmatch.fnmatchcase(diff, entry.replace("[", "[[]")) for entry in listed)
 
 
+def is_listed_any(entry, diffs):
+    """Whether a listed entry matches one of the differences."""
+    return any(is_listed(d, [entry]) for d in diffs)
+
+
 def unlisted(diffs, listed=None):
     listed = listed_differences() if listed is None else listed
     return [d for d in diffs if not is_listed(d, listed)]

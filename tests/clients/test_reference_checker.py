@@ -120,6 +120,8 @@ def test_listed_entries_match_with_wildcards_and_literal_brackets():
     assert rd.is_listed("GET /v4/compute/instances/{}/backups: operation not served", listed)
     assert not rd.is_listed("GET /v4/compute/instances datax.status: enum value booting not served", listed)
     assert not rd.is_listed("GET /v4/compute/instances data[].status: enum value booting not in the reference", listed)
+    assert rd.is_listed_any(listed[0], ["x", "PUT /v4/a data[].status: enum value b not served"])
+    assert not rd.is_listed_any(listed[0], ["PUT /v4/a data.status: enum value b not served"])
 
 
 def test_each_kind_of_difference_of_a_live_answer_is_reported():
