@@ -14,6 +14,8 @@ does not serve are reported too. Every difference is a line `METHOD PATH FIELD: 
               FIELD: request enum value V not served | request enum value V not in the reference
               FIELD: request enum not served (the reference has an enum, nubis documents none)
     operation METHOD PATH: operation not served | operation not in the reference
+    live      FIELD: returned, not in the reference | not returned | returned TYPE (reference TYPES)
+              FIELD: returned value V not in the reference's enum      (`live_differences`)
 
 `FIELD` is a dotted path, `[]` marking array items. A response field nubis documents without the
 enum the reference has is no difference here: test_reference_live.py checks the values nubis
