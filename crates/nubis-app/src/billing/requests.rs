@@ -57,6 +57,14 @@ pub struct CardInput {
     pub expiry_year: Option<i64>,
 }
 
+/// The kinds of payment method a create takes, as documented: cards only (spec 2.5).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)] // documents the request only
+pub enum PaymentMethodType {
+    CreditCard,
+}
+
 /// `POST /v4/account/payment-methods`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PaymentMethodCreate {
@@ -66,6 +74,6 @@ pub struct PaymentMethodCreate {
     pub is_default: Option<bool>,
     /// `credit_card`.
     #[serde(rename = "type")]
-    #[schema(required = true, value_type = String, pattern = "^credit_card$")]
+    #[schema(required = true, value_type = PaymentMethodType)]
     pub kind: Option<String>,
 }

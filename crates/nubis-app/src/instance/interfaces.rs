@@ -24,12 +24,24 @@ use crate::catalog::RegionInfo;
 /// VLANs an account may have in one region (the reference's limit).
 pub(crate) const MAX_VLANS_PER_REGION: usize = 10;
 
+/// The `purpose` of a profile interface, as documented (read as a string, so that another value
+/// is refused on the field with the values allowed).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // documents the request only
+pub enum InterfacePurpose {
+    Public,
+    Vlan,
+    Vpc,
+}
+
 /// One interface of a create request or a profile: a profile interface (reference
 /// `LinodeConfigInterface`: `purpose`...) or, for an instance with Linode interfaces, a Linode
 /// interface (`public`, `vpc` or `vlan`...).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct InterfaceRequest {
     /// `public`, `vlan` or `vpc`.
+    #[schema(value_type = Option<InterfacePurpose>)]
     pub purpose: Option<String>,
     /// The VLAN's label (vlan interfaces; empty or null otherwise).
     pub label: Option<String>,

@@ -11,7 +11,7 @@ use nubis_store::instances::InstanceRow;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::configs::{DevicesRequest, check_devices, check_devices_are_disks, refuse_busy};
+use super::configs::{DeviceRequest, DevicesRequest, check_devices, check_devices_are_disks, refuse_busy};
 use super::create::{Metadata, check_user_data};
 use super::deploy::{self, Deployment, check_root_access};
 use super::disks::refuse_powered;
@@ -59,7 +59,22 @@ pub struct PasswordRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct RescueRequest {
     #[serde(default, deserialize_with = "nubis_model::object::object")]
+    #[schema(value_type = Option<RescueDevices>)]
     pub devices: Option<DevicesRequest>,
+}
+
+/// The device slots a rescue takes, as documented: a profile's without `sdh` (a request naming
+/// it is refused on `devices.sdh`).
+#[derive(ToSchema)]
+#[allow(dead_code)] // documents the request only
+pub struct RescueDevices {
+    sda: Option<DeviceRequest>,
+    sdb: Option<DeviceRequest>,
+    sdc: Option<DeviceRequest>,
+    sdd: Option<DeviceRequest>,
+    sde: Option<DeviceRequest>,
+    sdf: Option<DeviceRequest>,
+    sdg: Option<DeviceRequest>,
 }
 
 impl App {

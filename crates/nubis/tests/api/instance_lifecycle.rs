@@ -298,6 +298,12 @@ async fn rescue_boots_the_instance_with_the_disks_named() {
     api.post(&path(i, "/rescue"), json!({"devices": {"sdh": {"disk_id": d[0]}}}))
         .await
         .expect_error(400, "devices.sdh");
+    // The document names the slots a rescue takes, `sdh` not among them.
+    let doc = api.get("/openapi.json").await;
+    let slots: Option<Vec<String>> = doc.ok()["components"]["schemas"]["RescueDevices"]["properties"]
+        .as_object()
+        .map(|o| o.keys().cloned().collect());
+    assert_eq!(slots, Some(["sda", "sdb", "sdc", "sdd", "sde", "sdf", "sdg"].map(String::from).to_vec()));
     api.post(&path(i, "/rescue"), json!({"devices": {"sda": {"disk_id": d[0]}, "sdb": {"disk_id": d[1]}}})).await.ok();
     wait_status(&api, i, "running").await;
 }
