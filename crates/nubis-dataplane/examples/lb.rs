@@ -150,12 +150,15 @@ fn desired(spec: &Spec) -> Result<DesiredState, Box<dyn std::error::Error>> {
                     .iter()
                     .map(|n| NodeSpec { id: n.id, address: n.address, weight: n.weight, mode: n.mode })
                     .collect(),
+                udp_check_port: 80,
+                udp_session_timeout_secs: 16,
             });
         }
         balancers.push(Arc::new(BalancerSpec {
             id: b.id,
             ipv4: b.ipv4,
             client_conn_throttle: b.client_conn_throttle,
+            client_udp_sess_throttle: 0,
             configs,
             firewall: None,
         }));

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use nubis_model::balancer::{CheckKind, HealthCheck, NodeStatus};
+use nubis_model::balancer::{CheckKind, HealthCheck, NodeStatus, Protocol};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +33,14 @@ const MAX_CHECK_RESPONSE: usize = 64 * 1024;
 type Signature<'a> = (CheckKind, &'a str, &'a str, Vec<(i64, Option<SocketAddr>)>);
 
 fn signature(g: &Gen) -> Signature<'_> {
-    (g.check.kind, g.check.path.as_str(), g.check.body.as_str(), g.nodes.iter().map(|n| (n.id, n.dial)).collect())
+    (g.check.kind, g.check.path.as_str(), g.check.body.as_str(), g.nodes.iter().map(|n| (n.id, target(g, n))).collect())
+}
+
+/// Where a node is checked: its own address, or for `udp` configs its IP on `udp_check_port`
+/// (a UDP port cannot be connected to, so the checks of udp configs are TCP and HTTP).
+fn target(g: &Gen, n: &crate::node::NodeRt) -> Option<SocketAddr> {
+    let a = n.dial?;
+    Some(if g.protocol == Protocol::Udp { SocketAddr::new(a.ip(), g.udp_check_port) } else { a })
 }
 
 fn interval_of(shared: &ListenerShared, g: &Gen) -> Duration {
@@ -47,8 +54,9 @@ pub(crate) async fn run(shared: Arc<ListenerShared>, stop: CancellationToken) {
         let timeout = Duration::from_secs(u64::from(cur.check.timeout_secs.max(1))).min(interval);
         let check = &cur.check;
         let source = crate::fabric::source_of(*shared.bound.lock().unwrap_or_else(|e| e.into_inner()));
+        let g = &*cur;
         let results = futures_util::future::join_all(cur.nodes.iter().map(|n| async move {
-            match (check.kind, n.dial) {
+            match (check.kind, target(g, n)) {
                 (_, None) => Some(false),
                 (CheckKind::None, _) => None,
                 (_, Some(addr)) => Some(check_once(check, addr, timeout, source).await),

@@ -1,4 +1,4 @@
-//! nubis load-balancer data plane: listeners (`tcp`, `http`, `https`), proxying, back-end
+//! nubis load-balancer data plane: listeners (`tcp`, `http`, `https`, `udp`), proxying, back-end
 //! selection, stickiness, health checks, throttling, PROXY protocol, balancer firewalls and
 //! traffic counters, driven by a reconcile loop from the control plane's `DesiredState`.
 //!
@@ -32,6 +32,7 @@ pub mod sticky;
 mod tcp;
 mod throttle;
 pub mod tls;
+mod udp;
 mod workers;
 
 pub use fabric::{Fabric, FabricError, NetworkMode};

@@ -15,7 +15,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::state::ListenerShared;
-use crate::{http, tcp};
+use crate::{http, tcp, udp};
 
 /// Pending connections the kernel queues per listener.
 const BACKLOG: u32 = 4096;
@@ -51,6 +51,9 @@ impl RunningListener {
         workers: &[Handle],
     ) -> std::io::Result<RunningListener> {
         let stop = parent.child_token();
+        if shared.state.load().protocol == Protocol::Udp {
+            return start_udp(addr, shared, stop, workers).await;
+        }
         let mut tasks = Vec::new();
         if workers.is_empty() {
             let l = bind(addr, false)?;
@@ -106,6 +109,39 @@ impl RunningListener {
         *self.shared.bound.lock().unwrap_or_else(|e| e.into_inner()) = None;
         tracing::info!(balancer = self.shared.balancer_id, config = self.shared.config_id, "listener stopped");
     }
+}
+
+/// A `udp` listener: one socket served by one task (on the first proxy worker, if any).
+async fn start_udp(
+    addr: SocketAddr,
+    shared: Arc<ListenerShared>,
+    stop: CancellationToken,
+    workers: &[Handle],
+) -> std::io::Result<RunningListener> {
+    let (tx, rx) = oneshot::channel();
+    let (s, st) = (Arc::clone(&shared), stop.clone());
+    let run = async move {
+        match udp::bind(addr).await {
+            Ok(sock) => {
+                let _ = tx.send(Ok(()));
+                udp::serve(sock, s, st).await;
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+            }
+        }
+    };
+    let task = match workers.first() {
+        Some(h) => h.spawn(run),
+        None => tokio::spawn(run),
+    };
+    if let Err(e) = rx.await.unwrap_or_else(|_| Err(std::io::Error::other("worker stopped"))) {
+        let _ = task.await;
+        return Err(e);
+    }
+    *shared.bound.lock().unwrap_or_else(|e| e.into_inner()) = Some(addr);
+    tracing::info!(balancer = shared.balancer_id, config = shared.config_id, %addr, "listening (udp)");
+    Ok(RunningListener { addr, shared, stop, tasks: vec![task] })
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<ListenerShared>, stop: CancellationToken) {
@@ -174,6 +210,8 @@ async fn serve(sock: TcpStream, peer: SocketAddr, shared: &ListenerShared) {
         Protocol::Tcp => Box::pin(tcp::serve(sock, peer, local, shared)).await,
         Protocol::Http => Box::pin(http::serve(sock, peer, shared, false)).await,
         Protocol::Https => Box::pin(serve_tls(sock, peer, shared)).await,
+        // A listener changing to udp is moved (a new socket); a stream accepted meanwhile closes.
+        Protocol::Udp => {}
     }
 }
 

@@ -142,6 +142,7 @@ impl Reconciler {
                 shared: Arc::new(BalancerShared {
                     firewall: ArcSwapOption::new(b.firewall.clone()),
                     throttle: Throttle::new(b.client_conn_throttle),
+                    udp_throttle: Throttle::new(b.client_udp_sess_throttle),
                 }),
                 configs: HashMap::new(),
             });
@@ -155,6 +156,7 @@ impl Reconciler {
                 brt.shared.firewall.store(b.firewall.clone());
             }
             brt.shared.throttle.set_limit(b.client_conn_throttle);
+            brt.shared.udp_throttle.set_limit(b.client_udp_sess_throttle);
             let cfg_ids: Vec<i64> = b.configs.iter().map(|c| c.id).collect();
             let removed: Vec<i64> = brt.configs.keys().filter(|id| !cfg_ids.contains(id)).copied().collect();
             for id in removed {
@@ -251,6 +253,8 @@ fn new_config(
         view: Arc::new(View::default()),
         tls: None,
         sticky: Arc::new(StickyTable::default()),
+        udp_check_port: c.udp_check_port,
+        udp_session_timeout: udp_timeout(c),
     };
     let shared =
         Arc::new(ListenerShared::new(b.id, c.id, placeholder, Arc::clone(bshared), Arc::clone(settings), obs.clone()));
@@ -358,5 +362,11 @@ fn build_gen(fabric: &Fabric, secret: &RandomState, balancer_id: i64, c: &Config
         nodes,
         tls,
         sticky: Arc::clone(&rt.sticky),
+        udp_check_port: c.udp_check_port,
+        udp_session_timeout: udp_timeout(c),
     }
+}
+
+fn udp_timeout(c: &ConfigSpec) -> std::time::Duration {
+    std::time::Duration::from_secs(u64::from(c.udp_session_timeout_secs.max(1)))
 }

@@ -26,6 +26,8 @@ use crate::throttle::Throttle;
 pub(crate) struct BalancerShared {
     pub(crate) firewall: ArcSwapOption<CompiledRules>,
     pub(crate) throttle: Throttle,
+    /// `client_udp_sess_throttle`: new UDP sessions per second per client IP.
+    pub(crate) udp_throttle: Throttle,
 }
 
 /// One generation of a config's state.
@@ -40,6 +42,10 @@ pub(crate) struct Gen {
     pub(crate) view: Arc<View>,
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     pub(crate) sticky: Arc<StickyTable>,
+    /// `udp` configs: the nodes' port that health checks connect to.
+    pub(crate) udp_check_port: u16,
+    /// `udp` configs: how long a session may stay idle.
+    pub(crate) udp_session_timeout: std::time::Duration,
 }
 
 /// A chosen node.
@@ -78,11 +84,14 @@ impl Gen {
                 self.sticky.put(ip, self.nodes[idx as usize].id);
                 Some(Choice { idx, set_cookie: false })
             }
-            Stickiness::None => Some(Choice { idx: self.pick(rr, ip, exclude)?, set_cookie: false }),
+            // `session` and `source_ip` are stickiness of `udp` configs (see `udp.rs`).
+            Stickiness::None | Stickiness::Session | Stickiness::SourceIp => {
+                Some(Choice { idx: self.pick(rr, ip, exclude)?, set_cookie: false })
+            }
         }
     }
 
-    fn pick(&self, rr: &AtomicU64, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
+    pub(crate) fn pick(&self, rr: &AtomicU64, ip: IpAddr, exclude: &[u16]) -> Option<u16> {
         let v = &*self.view;
         if v.active.is_empty() {
             return None;
@@ -94,6 +103,8 @@ impl Gen {
                 leastconn::pick(&v.active, &self.nodes, start)?
             }
             Algorithm::Source => v.active[source::pick(&v.weights, ip)?],
+            // `ring_hash` is for `udp` configs, which hash the client's whole address (`udp.rs`).
+            Algorithm::RingHash => v.active[source::pick(&v.weights, ip)?],
         };
         if !exclude.contains(&first) {
             return Some(first);

@@ -19,6 +19,8 @@ pub enum Protocol {
     Tcp,
     Http,
     Https,
+    /// Datagrams proxied per client session (client address -> node).
+    Udp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -27,6 +29,9 @@ pub enum Algorithm {
     Roundrobin,
     Leastconn,
     Source,
+    /// `udp` only: consistent hashing of the client address over the nodes.
+    #[serde(rename = "ring_hash")]
+    RingHash,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -35,6 +40,10 @@ pub enum Stickiness {
     None,
     Table,
     HttpCookie,
+    /// `udp` only: a session's datagrams go to one node (the default of `udp` configs).
+    Session,
+    /// `udp` only: a client address's sessions all go to one node.
+    SourceIp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -136,6 +145,11 @@ pub struct ConfigSpec {
     /// Present exactly when `protocol` is `https`.
     pub tls: Option<TlsMaterial>,
     pub nodes: Vec<NodeSpec>,
+    /// `udp` configs: the port of the nodes that health checks connect to (the datagrams go to
+    /// the node's own port).
+    pub udp_check_port: u16,
+    /// `udp` configs: seconds a session may stay idle before it is forgotten.
+    pub udp_session_timeout_secs: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +159,8 @@ pub struct BalancerSpec {
     pub ipv4: Ipv4Addr,
     /// New connections per second allowed per client IP across the balancer; 0 is unlimited.
     pub client_conn_throttle: u32,
+    /// New UDP sessions per second allowed per client IP across the balancer; 0 is unlimited.
+    pub client_udp_sess_throttle: u32,
     pub configs: Vec<ConfigSpec>,
     /// Inbound rules of the balancer's enabled firewall, if it has one. Every new inbound TCP
     /// connection is checked against them (source address, destination port).

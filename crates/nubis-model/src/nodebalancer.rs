@@ -31,10 +31,25 @@ pub struct NodeBalancer {
     pub ipv4: String,
     pub ipv6: Option<String>,
     pub client_conn_throttle: i64,
+    /// New UDP sessions per second per client address, 0..20 (0: no throttling).
+    pub client_udp_sess_throttle: i64,
     pub transfer: Transfer,
     pub tags: Vec<String>,
     pub created: Timestamp,
     pub updated: Timestamp,
+}
+
+/// A config's `cipher_suite` as shown: the suite of its TLS listener, or `none` (a `udp` config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ConfigCipherSuite {
+    Suite(CipherSuite),
+    #[serde(serialize_with = "none_str")]
+    None,
+}
+
+fn none_str<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("none")
 }
 
 /// Counts of a config's nodes by health.
@@ -59,7 +74,9 @@ pub struct NodeBalancerConfig {
     pub check_body: String,
     pub check_passive: bool,
     pub proxy_protocol: ProxyProtocol,
-    pub cipher_suite: CipherSuite,
+    /// `none` for `udp` configs (ciphers do not apply to them).
+    #[schema(value_type = String, example = "recommended")]
+    pub cipher_suite: ConfigCipherSuite,
     pub nodebalancer_id: i64,
     pub ssl_commonname: String,
     pub ssl_fingerprint: String,
@@ -68,6 +85,10 @@ pub struct NodeBalancerConfig {
     /// `<REDACTED>` when a key is set, null otherwise.
     pub ssl_key: Option<String>,
     pub nodes_status: NodesStatus,
+    /// The port of the nodes that the health checks of a `udp` config connect to (default 80).
+    pub udp_check_port: i64,
+    /// Seconds a UDP session may stay idle before it is closed (16; read-only).
+    pub udp_session_timeout: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -106,6 +127,17 @@ pub struct StatsTraffic {
     pub out: Vec<[f64; 2]>,
 }
 
+/// A balancer's VPC configuration (hosted API 4.229: `GET /v4/nodebalancers/{id}/vpcs`). nubis
+/// places no balancer in a VPC, so none exists; the type gives the lists their schema.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct NodeBalancerVpcConfig {
+    pub id: i64,
+    pub nodebalancer_id: i64,
+    pub vpc_id: Option<i64>,
+    pub subnet_id: i64,
+    pub ipv4_range: String,
+}
+
 /// Filterable fields (the reference's `x-linode-filterable`, plus `id`).
 pub const NODEBALANCER_FILTERABLE: &[&str] = &["id", "label", "region", "ipv4", "tags"];
 pub const CONFIG_FILTERABLE: &[&str] = &["id", "port", "protocol", "algorithm", "stickiness", "check"];
@@ -117,10 +149,11 @@ impl Protocol {
             Protocol::Tcp => "tcp",
             Protocol::Http => "http",
             Protocol::Https => "https",
+            Protocol::Udp => "udp",
         }
     }
     pub fn parse(s: &str) -> Option<Protocol> {
-        [Protocol::Tcp, Protocol::Http, Protocol::Https].into_iter().find(|x| x.name() == s)
+        [Protocol::Tcp, Protocol::Http, Protocol::Https, Protocol::Udp].into_iter().find(|x| x.name() == s)
     }
 }
 
@@ -130,10 +163,13 @@ impl Algorithm {
             Algorithm::Roundrobin => "roundrobin",
             Algorithm::Leastconn => "leastconn",
             Algorithm::Source => "source",
+            Algorithm::RingHash => "ring_hash",
         }
     }
     pub fn parse(s: &str) -> Option<Algorithm> {
-        [Algorithm::Roundrobin, Algorithm::Leastconn, Algorithm::Source].into_iter().find(|x| x.name() == s)
+        [Algorithm::Roundrobin, Algorithm::Leastconn, Algorithm::Source, Algorithm::RingHash]
+            .into_iter()
+            .find(|x| x.name() == s)
     }
 }
 
@@ -143,10 +179,14 @@ impl Stickiness {
             Stickiness::None => "none",
             Stickiness::Table => "table",
             Stickiness::HttpCookie => "http_cookie",
+            Stickiness::Session => "session",
+            Stickiness::SourceIp => "source_ip",
         }
     }
     pub fn parse(s: &str) -> Option<Stickiness> {
-        [Stickiness::None, Stickiness::Table, Stickiness::HttpCookie].into_iter().find(|x| x.name() == s)
+        [Stickiness::None, Stickiness::Table, Stickiness::HttpCookie, Stickiness::Session, Stickiness::SourceIp]
+            .into_iter()
+            .find(|x| x.name() == s)
     }
 }
 
@@ -224,16 +264,25 @@ mod tests {
 
     #[test]
     fn enum_names_match_their_json() {
-        for p in [Protocol::Tcp, Protocol::Http, Protocol::Https] {
+        for p in [Protocol::Tcp, Protocol::Http, Protocol::Https, Protocol::Udp] {
             assert_eq!(serde_json::to_value(p).unwrap(), p.name());
             assert_eq!(Protocol::parse(p.name()), Some(p));
         }
         for s in [NodeStatus::Up, NodeStatus::Down, NodeStatus::Unknown] {
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
         }
-        for s in [Stickiness::None, Stickiness::Table, Stickiness::HttpCookie] {
+        for s in
+            [Stickiness::None, Stickiness::Table, Stickiness::HttpCookie, Stickiness::Session, Stickiness::SourceIp]
+        {
+            assert_eq!(Stickiness::parse(s.name()), Some(s));
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
         }
+        for a in [Algorithm::Roundrobin, Algorithm::Leastconn, Algorithm::Source, Algorithm::RingHash] {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.name());
+            assert_eq!(Algorithm::parse(a.name()), Some(a));
+        }
+        assert_eq!(serde_json::to_value(ConfigCipherSuite::None).unwrap(), "none");
+        assert_eq!(serde_json::to_value(ConfigCipherSuite::Suite(CipherSuite::Legacy)).unwrap(), "legacy");
         for c in [CheckKind::None, CheckKind::Connection, CheckKind::Http, CheckKind::HttpBody] {
             assert_eq!(serde_json::to_value(c).unwrap(), c.name());
         }

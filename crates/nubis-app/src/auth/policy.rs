@@ -447,6 +447,11 @@ ops! {
     // The IPv6 ranges of VPC interfaces, as their IPv4 addresses.
     VpcIpv6sListAll = "vpc_ipv6s_list_all" => scoped(Area::Ips, RO);
     VpcIpv6sList = "vpc_ipv6s_list" => entity(Area::Ips, RO, GrantKind::Vpc, P_RO);
+    // A balancer's firewalls replaced at once, and its VPC configurations (4.229 operations).
+    NodebalancerFirewallsUpdate = "nodebalancer_firewalls_update" =>
+        entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
+    NodebalancerVpcList = "nodebalancer_vpc_list" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+    NodebalancerVpcGet = "nodebalancer_vpc_get" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
 }
 
 #[cfg(test)]

@@ -104,6 +104,8 @@ fn build(
             cipher_suite: CipherSuite::parse(&f.cipher_suite).unwrap_or(CipherSuite::Recommended),
             tls,
             nodes: nodes_by.remove(&c.id).unwrap_or_default(),
+            udp_check_port: f.udp_check_port.clamp(1, 65535) as u16,
+            udp_session_timeout_secs: f.udp_session_timeout.max(1) as u32,
         });
     }
     let balancers = balancers
@@ -113,6 +115,7 @@ fn build(
                 id: b.id,
                 ipv4: Ipv4Addr::from(b.v4),
                 client_conn_throttle: b.client_conn_throttle.max(0) as u32,
+                client_udp_sess_throttle: b.client_udp_sess_throttle.max(0) as u32,
                 configs: configs_by.remove(&b.id).unwrap_or_default(),
                 firewall: firewalls.get(&b.id).cloned(),
             })
@@ -128,6 +131,7 @@ fn same(a: &DesiredState, b: &DesiredState) -> bool {
             x.id == y.id
                 && x.ipv4 == y.ipv4
                 && x.client_conn_throttle == y.client_conn_throttle
+                && x.client_udp_sess_throttle == y.client_udp_sess_throttle
                 && x.configs == y.configs
                 && match (&x.firewall, &y.firewall) {
                     (None, None) => true,

@@ -1,7 +1,7 @@
 //! Load balancers (NodeBalancers; spec section 1, 3.3; reference `/nodebalancers`): the balancer
 //! records and their addresses. Configs are in [`config`], nodes in [`node`], certificate checks
 //! in [`tls`], the desired state published to the data plane and what it observes in
-//! [`dataplane`], the hooks for balancer firewalls in [`firewall`].
+//! [`dataplane`], the hooks for balancer firewalls in [`firewall`], VPC configurations in [`vpcs`].
 
 mod config;
 pub mod dataplane;
@@ -11,6 +11,7 @@ pub mod ownership;
 mod tls;
 mod validate;
 mod view;
+mod vpcs;
 
 use std::collections::HashMap;
 use std::net::Ipv6Addr;
@@ -26,6 +27,7 @@ use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::nodebalancers::{BalancerRow, ConfigFields, ConfigRow, NewBalancer, NodeFields, NodeRow};
 
+pub use firewall::NodeBalancerFirewallsUpdate;
 pub use validate::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpdate, NodeRequest};
 pub(crate) use view::month_start;
 
@@ -85,6 +87,7 @@ struct ValidCreate {
     label: Option<String>,
     region: RegionInfo,
     throttle: i64,
+    udp_throttle: i64,
     tags: Vec<String>,
     configs: Vec<(ConfigFields, Vec<NodeFields>)>,
 }
@@ -146,8 +149,10 @@ impl App {
             validate::check_label(&mut p, "label", l);
         }
         let throttle = input.client_conn_throttle.unwrap_or(0);
-        validate::check_throttle(&mut p, throttle);
-        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
+        validate::check_throttle(&mut p, "client_conn_throttle", throttle);
+        let udp_throttle = input.client_udp_sess_throttle.unwrap_or(0);
+        validate::check_throttle(&mut p, "client_udp_sess_throttle", udp_throttle);
+        p.check(input.vpcs.is_none(), "vpcs", "Balancers are not placed in VPCs by this cloud");
         validate::check_tags(&mut p, input.tags.as_deref().unwrap_or_default());
         let mut configs = Vec::new();
         for (i, c) in input.configs.iter().flatten().enumerate() {
@@ -178,6 +183,7 @@ impl App {
             label: input.label.clone(),
             region: region.ok_or_else(|| Error::internal("region passed its checks without a value"))?,
             throttle,
+            udp_throttle,
             tags: input.tags.clone().unwrap_or_default(),
             configs,
         })
@@ -228,9 +234,11 @@ impl App {
             validate::check_label(&mut p, "label", l);
         }
         if let Some(t) = input.client_conn_throttle {
-            validate::check_throttle(&mut p, t);
+            validate::check_throttle(&mut p, "client_conn_throttle", t);
         }
-        p.check(input.client_udp_sess_throttle.is_none(), "client_udp_sess_throttle", validate::NO_UDP);
+        if let Some(t) = input.client_udp_sess_throttle {
+            validate::check_throttle(&mut p, "client_udp_sess_throttle", t);
+        }
         if let Some(t) = &input.tags {
             validate::check_tags(&mut p, t);
         }
@@ -244,7 +252,10 @@ impl App {
                         .nodebalancer_update(
                             id,
                             input.label.as_deref().unwrap_or(&cur.label),
-                            input.client_conn_throttle.unwrap_or(cur.client_conn_throttle),
+                            (
+                                input.client_conn_throttle.unwrap_or(cur.client_conn_throttle),
+                                input.client_udp_sess_throttle.unwrap_or(cur.client_udp_sess_throttle),
+                            ),
                             input.tags.as_deref().unwrap_or(&cur.tags),
                             Timestamp::now(),
                         )
@@ -323,6 +334,7 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
         v4: u32::from(a),
         ipv6: Some(&ipv6),
         client_conn_throttle: v.throttle,
+        client_udp_sess_throttle: v.udp_throttle,
         tags: &v.tags,
         created: Timestamp::now(),
     };
@@ -336,7 +348,8 @@ async fn insert_balancer(tx: &mut Tx<'_>, actor: &Actor, v: &ValidCreate) -> Res
     // Should the account already have a balancer of that name, the generated one stays.
     let hosted = format!("balancer{}", b.id);
     if v.label.is_none() && !tx.nodebalancer_label_taken(actor.account_id(), &hosted).await? {
-        return tx.nodebalancer_update(b.id, &hosted, b.client_conn_throttle, &b.tags, b.updated).await;
+        let throttles = (b.client_conn_throttle, b.client_udp_sess_throttle);
+        return tx.nodebalancer_update(b.id, &hosted, throttles, &b.tags, b.updated).await;
     }
     Ok(b)
 }

@@ -37,10 +37,13 @@ pub struct NodeBalancerCreate {
     /// Configs created with the balancer, each with at least one node.
     #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub configs: Option<Vec<ConfigRequest>>,
-    /// Refused: UDP balancing is not offered by this cloud.
+    /// New UDP sessions per second per client address, 0..20 (0: no throttling).
+    #[schema(schema_with = throttle_schema)]
+    pub client_udp_sess_throttle: Option<i64>,
+    /// Refused: balancers are not placed in VPCs by this cloud.
     #[serde(default, deserialize_with = "nubis_model::grants::present")]
     #[schema(schema_with = nubis_model::schema::absent)]
-    pub client_udp_sess_throttle: Option<Option<serde_json::Value>>,
+    pub vpcs: Option<Option<serde_json::Value>>,
 }
 
 /// `PUT /v4/nodebalancers/{nodebalancer_id}`. Read-only fields of the record are ignored.
@@ -52,37 +55,33 @@ pub struct NodeBalancerUpdate {
     pub client_conn_throttle: Option<i64>,
     #[schema(schema_with = nubis_model::schema::tags)]
     pub tags: Option<Vec<String>>,
-    /// Refused: UDP balancing is not offered by this cloud.
-    #[serde(default, deserialize_with = "nubis_model::grants::present")]
-    #[schema(schema_with = nubis_model::schema::absent)]
-    pub client_udp_sess_throttle: Option<Option<serde_json::Value>>,
+    /// New UDP sessions per second per client address, 0..20 (0: no throttling).
+    #[schema(schema_with = throttle_schema)]
+    pub client_udp_sess_throttle: Option<i64>,
 }
 
 /// A config in a create, update or rebuild. Omitted fields take the reference's defaults on
 /// create and keep their values on update. No `Debug`: it may carry a private key.
 #[derive(Default, Deserialize, ToSchema)]
 pub struct ConfigRequest {
-    /// Refused: UDP balancing is not offered by this cloud.
-    #[serde(default, deserialize_with = "nubis_model::grants::present")]
-    #[schema(schema_with = nubis_model::schema::absent)]
-    pub udp_check_port: Option<Option<serde_json::Value>>,
-    /// Refused: UDP balancing is not offered by this cloud.
-    #[serde(default, deserialize_with = "nubis_model::grants::present")]
-    #[schema(schema_with = nubis_model::schema::absent)]
-    pub udp_session_timeout: Option<Option<serde_json::Value>>,
+    /// The port of the nodes that the health checks of a `udp` config connect to, 1..65535.
+    /// Default 80.
+    #[schema(schema_with = port_schema)]
+    pub udp_check_port: Option<i64>,
     /// A free label (the walkthrough sends one); up to 100 characters.
     #[schema(schema_with = config_label_schema)]
     pub label: Option<String>,
     /// 1..65535, unique among the balancer's configs. Default 80.
     #[schema(schema_with = port_schema)]
     pub port: Option<i64>,
-    /// `http` (default), `https` or `tcp`.
+    /// `http` (default), `https`, `tcp` or `udp`.
     #[schema(value_type = Option<Protocol>)]
     pub protocol: Option<String>,
-    /// `roundrobin` (default), `leastconn` or `source`.
+    /// `roundrobin` (default), `leastconn`, `source` (not `udp`) or `ring_hash` (`udp` only).
     #[schema(value_type = Option<nubis_model::balancer::Algorithm>)]
     pub algorithm: Option<String>,
-    /// `none` (default), `table` or `http_cookie` (http and https only).
+    /// `none` (default), `table` or `http_cookie` (http and https only); for `udp`: `session`
+    /// (default), `source_ip` or `none`.
     #[schema(value_type = Option<Stickiness>)]
     pub stickiness: Option<String>,
     /// `none` (default), `connection`, `http` or `http_body`.
@@ -103,12 +102,12 @@ pub struct ConfigRequest {
     /// Required by `http_body` checks: text the response body must contain.
     #[schema(schema_with = check_body_schema)]
     pub check_body: Option<String>,
-    /// Default true.
+    /// Default true; must be false for `udp` (its default there).
     pub check_passive: Option<bool>,
     /// `none` (default), `v1` or `v2` (tcp only).
     #[schema(value_type = Option<ProxyProtocol>)]
     pub proxy_protocol: Option<String>,
-    /// `recommended` (default) or `legacy`.
+    /// `recommended` (default) or `legacy`; not applicable to `udp` configs (shown as `none`).
     #[schema(value_type = Option<nubis_model::balancer::CipherSuite>)]
     pub cipher_suite: Option<String>,
     /// PEM certificate (chain); required with `https`, refused otherwise. `<REDACTED>` keeps the
@@ -220,10 +219,8 @@ pub(crate) fn check_node_label(p: &mut Problems, field: &str, label: &str) {
     p.check(ok, field, NODE_LABEL_RULE);
 }
 
-pub(crate) const NO_UDP: &str = "UDP balancing is not offered by this cloud";
-
-pub(crate) fn check_throttle(p: &mut Problems, v: i64) {
-    p.check(in_range(v, THROTTLE), "client_conn_throttle", "Must be between 0 and 20");
+pub(crate) fn check_throttle(p: &mut Problems, field: &str, v: i64) {
+    p.check(in_range(v, THROTTLE), field, "Must be between 0 and 20");
 }
 
 pub(crate) fn check_tags(p: &mut Problems, tags: &[String]) {
@@ -280,6 +277,8 @@ pub(crate) fn default_config() -> ConfigFields {
         ssl_key: None,
         ssl_commonname: String::new(),
         ssl_fingerprint: String::new(),
+        udp_check_port: 80,
+        udp_session_timeout: UDP_SESSION_TIMEOUT,
     }
 }
 
@@ -287,8 +286,9 @@ pub(crate) fn default_config() -> ConfigFields {
 /// cross-field rule checked; problems are added to `p` with fields relative to the config.
 pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, req: &ConfigRequest) -> ConfigFields {
     let mut f = current.cloned().unwrap_or_else(default_config);
-    for (field, v) in [("udp_check_port", &req.udp_check_port), ("udp_session_timeout", &req.udp_session_timeout)] {
-        p.check(v.is_none(), field, NO_UDP);
+    if let Some(v) = req.udp_check_port {
+        p.check(in_range(v, PORT), "udp_check_port", "Must be between 1 and 65535");
+        f.udp_check_port = v;
     }
     if let Some(l) = &req.label {
         p.check(l.chars().count() <= CONFIG_LABEL_MAX, "label", "Length must be at most 100 characters");
@@ -299,24 +299,24 @@ pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, r
         f.port = port;
     }
     let enums = [
-        enum_field(p, "protocol", req.protocol.as_ref(), Protocol::parse, "http, https, tcp"),
+        enum_field(p, "protocol", req.protocol.as_ref(), Protocol::parse, "http, https, tcp, udp"),
         enum_field(
             p,
             "algorithm",
             req.algorithm.as_ref(),
             nubis_model::balancer::Algorithm::parse,
-            "roundrobin, leastconn, source",
+            "roundrobin, leastconn, source, ring_hash",
         ),
-        enum_field(p, "stickiness", req.stickiness.as_ref(), Stickiness::parse, "none, table, http_cookie"),
-        enum_field(p, "check", req.check.as_ref(), CheckKind::parse, "none, connection, http, http_body"),
-        enum_field(p, "proxy_protocol", req.proxy_protocol.as_ref(), ProxyProtocol::parse, "none, v1, v2"),
         enum_field(
             p,
-            "cipher_suite",
-            req.cipher_suite.as_ref(),
-            nubis_model::balancer::CipherSuite::parse,
-            "recommended, legacy",
+            "stickiness",
+            req.stickiness.as_ref(),
+            Stickiness::parse,
+            "none, table, http_cookie, session, source_ip",
         ),
+        enum_field(p, "check", req.check.as_ref(), CheckKind::parse, "none, connection, http, http_body"),
+        enum_field(p, "proxy_protocol", req.proxy_protocol.as_ref(), ProxyProtocol::parse, "none, v1, v2"),
+        enum_field(p, "cipher_suite", req.cipher_suite.as_ref(), cipher_or_none, "recommended, legacy, none"),
     ];
     let set = |slot: &mut String, v: &Option<String>| {
         if let Some(v) = v {
@@ -364,9 +364,76 @@ pub(crate) fn resolve_config(p: &mut Problems, current: Option<&ConfigFields>, r
         f.check_passive = v;
     }
     if enums.iter().all(|ok| *ok) {
+        protocol_rules(p, current, req, &mut f);
         cross_checks(p, current, req, &mut f);
     }
     f
+}
+
+/// Seconds a UDP session may stay idle (the hosted API's value; read-only there).
+pub(crate) const UDP_SESSION_TIMEOUT: i64 = 16;
+const NOT_FOR_UDP: &str = "Not applicable for UDP configs";
+
+fn cipher_or_none(s: &str) -> Option<()> {
+    (s == "none" || nubis_model::balancer::CipherSuite::parse(s).is_some()).then_some(())
+}
+
+/// The values that depend on the protocol (hosted API, UDP configs): algorithms (`source` not
+/// for udp, `ring_hash` only for udp), stickiness (`session`/`source_ip` only for udp, `table`/
+/// `http_cookie` not), `check_passive` false and `cipher_suite` `none` for udp. A value the
+/// request names that does not fit is refused naming its field; one it leaves out takes the
+/// protocol's default when the protocol is new (a new config, or the protocol changed).
+fn protocol_rules(p: &mut Problems, current: Option<&ConfigFields>, req: &ConfigRequest, f: &mut ConfigFields) {
+    let udp = Protocol::parse(&f.protocol) == Some(Protocol::Udp);
+    let fresh = current.is_none_or(|c| c.protocol != f.protocol);
+    let algorithm = nubis_model::balancer::Algorithm::parse(&f.algorithm);
+    use nubis_model::balancer::Algorithm as A;
+    let algorithm_ok = if udp { algorithm != Some(A::Source) } else { algorithm != Some(A::RingHash) };
+    if !algorithm_ok {
+        if req.algorithm.is_none() && fresh {
+            f.algorithm = "roundrobin".into();
+        } else if udp {
+            p.add("algorithm", "Must be one of roundrobin, leastconn, ring_hash for protocol udp");
+        } else {
+            p.add("algorithm", "ring_hash needs protocol udp");
+        }
+    }
+    let st = Stickiness::parse(&f.stickiness);
+    let st_ok = if udp {
+        matches!(st, Some(Stickiness::None | Stickiness::Session | Stickiness::SourceIp))
+    } else {
+        matches!(st, Some(Stickiness::None | Stickiness::Table | Stickiness::HttpCookie))
+    };
+    if udp && fresh && req.stickiness.is_none() {
+        f.stickiness = Stickiness::Session.name().into();
+    } else if !st_ok {
+        if req.stickiness.is_none() && fresh {
+            f.stickiness = Stickiness::None.name().into();
+        } else if udp {
+            p.add("stickiness", "Must be one of none, session, source_ip for protocol udp");
+        } else {
+            p.add("stickiness", "session and source_ip stickiness need protocol udp");
+        }
+    }
+    if udp {
+        if req.check_passive == Some(true) {
+            p.add("check_passive", "Must be false for UDP");
+        }
+        f.check_passive = false;
+        match req.cipher_suite.as_deref() {
+            Some(c) if c != "none" => p.add("cipher_suite", NOT_FOR_UDP),
+            _ => f.cipher_suite = "none".into(),
+        }
+    } else {
+        if fresh && req.check_passive.is_none() && current.is_some_and(|c| c.protocol == Protocol::Udp.name()) {
+            f.check_passive = true;
+        }
+        match req.cipher_suite.as_deref() {
+            Some("none") => p.add("cipher_suite", "none applies only to protocol udp"),
+            None if f.cipher_suite == "none" => f.cipher_suite = "recommended".into(),
+            _ => {}
+        }
+    }
 }
 
 /// The rules between fields: checks and their path/body, stickiness and proxy protocol by

@@ -7,8 +7,8 @@ use nubis_model::balancer::{
     Algorithm, CheckKind, CipherSuite, NodeMode, NodeStatus, Protocol, ProxyProtocol, Stickiness,
 };
 use nubis_model::nodebalancer::{
-    NodeBalancer, NodeBalancerConfig, NodeBalancerNode, NodeBalancerStats, NodesStatus, REDACTED, StatsData,
-    StatsTraffic, Transfer,
+    ConfigCipherSuite, NodeBalancer, NodeBalancerConfig, NodeBalancerNode, NodeBalancerStats, NodesStatus, REDACTED,
+    StatsData, StatsTraffic, Transfer,
 };
 use nubis_store::nodebalancers::{BalancerRow, ConfigRow, NodeRow, TrafficSample};
 
@@ -43,6 +43,7 @@ pub(crate) fn balancer(b: &BalancerRow, transfer: &HashMap<i64, (i64, i64)>, hos
         ipv4: b.ipv4.clone(),
         ipv6: b.ipv6.clone(),
         client_conn_throttle: b.client_conn_throttle,
+        client_udp_sess_throttle: b.client_udp_sess_throttle,
         transfer: Transfer { inbound: Some(mb(bin)), out: Some(mb(bout)), total: Some(mb(bin + bout)) },
         tags: b.tags.clone(),
         created: b.created,
@@ -68,13 +69,19 @@ pub(crate) fn config(c: &ConfigRow, nodes: &[NodeRow]) -> NodeBalancerConfig {
         check_body: f.check_body.clone(),
         check_passive: f.check_passive,
         proxy_protocol: ProxyProtocol::parse(&f.proxy_protocol).unwrap_or(ProxyProtocol::None),
-        cipher_suite: CipherSuite::parse(&f.cipher_suite).unwrap_or(CipherSuite::Recommended),
+        cipher_suite: match CipherSuite::parse(&f.cipher_suite) {
+            Some(c) => ConfigCipherSuite::Suite(c),
+            None if f.cipher_suite == "none" => ConfigCipherSuite::None,
+            None => ConfigCipherSuite::Suite(CipherSuite::Recommended),
+        },
         nodebalancer_id: c.nodebalancer_id,
         ssl_commonname: f.ssl_commonname.clone(),
         ssl_fingerprint: f.ssl_fingerprint.clone(),
         ssl_cert: f.ssl_cert.as_ref().map(|_| REDACTED.to_string()),
         ssl_key: f.ssl_key.as_ref().map(|_| REDACTED.to_string()),
         nodes_status: NodesStatus { up: count(NodeStatus::Up), down: count(NodeStatus::Down) },
+        udp_check_port: f.udp_check_port,
+        udp_session_timeout: f.udp_session_timeout,
     }
 }
 

@@ -414,11 +414,20 @@ pub fn config(id: i64, port: u16, protocol: Protocol, nodes: Vec<NodeSpec>) -> C
         cipher_suite: CipherSuite::Recommended,
         tls: None,
         nodes,
+        udp_check_port: 80,
+        udp_session_timeout_secs: 16,
     }
 }
 
 pub fn balancer(id: i64, ipv4: &str, configs: Vec<ConfigSpec>) -> BalancerSpec {
-    BalancerSpec { id, ipv4: ipv4.parse().unwrap(), client_conn_throttle: 0, configs, firewall: None }
+    BalancerSpec {
+        id,
+        ipv4: ipv4.parse().unwrap(),
+        client_conn_throttle: 0,
+        client_udp_sess_throttle: 0,
+        configs,
+        firewall: None,
+    }
 }
 
 // ---------------------------------------------------------------- data plane

@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use nubis_app::App;
 use nubis_app::firewall::{DeviceCreate, FirewallCreate, FirewallUpdate};
+use nubis_app::nodebalancer::NodeBalancerFirewallsUpdate;
 use nubis_model::firewall::{DEVICE_FILTERABLE, FIREWALL_FILTERABLE, Firewall, FirewallDevice, VersionedRules};
 use nubis_model::page::Page;
 use serde_json::Value;
@@ -23,7 +24,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(firewall_rules_get, firewall_rules_update))
         .routes(routes!(firewall_device_list, firewall_device_create))
         .routes(routes!(firewall_device_get, firewall_device_delete))
-        .routes(routes!(nodebalancer_firewalls_list))
+        .routes(routes!(nodebalancer_firewalls_list, nodebalancer_firewalls_update))
 }
 
 #[utoipa::path(get, path = "/v4/networking/firewalls", tag = "firewalls", responses((status = 200, description = "A page of firewalls", body = Page<Firewall>)))]
@@ -130,4 +131,14 @@ async fn nodebalancer_firewalls_list(
 ) -> ApiResult<Response> {
     let filter = filter_of(&q, FIREWALL_FILTERABLE)?;
     Ok(Json(app.nodebalancer_firewalls_list(&actor, id, &filter, q.page).await?).into_response())
+}
+
+#[utoipa::path(put, path = "/v4/nodebalancers/{nodebalancer_id}/firewalls", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), request_body = NodeBalancerFirewallsUpdate, responses((status = 200, description = "A page of the load balancer's firewalls after the change", body = Page<Firewall>)))]
+async fn nodebalancer_firewalls_update(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<NodeBalancerFirewallsUpdate>,
+) -> ApiResult<Json<Page<Firewall>>> {
+    Ok(Json(app.nodebalancer_firewalls_update(&actor, id, body).await?))
 }

@@ -8,7 +8,7 @@ use nubis_app::nodebalancer::{ConfigRequest, NodeBalancerCreate, NodeBalancerUpd
 use nubis_app::{App, Op};
 use nubis_model::nodebalancer::{
     CONFIG_FILTERABLE, NODE_FILTERABLE, NODEBALANCER_FILTERABLE, NodeBalancer, NodeBalancerConfig, NodeBalancerNode,
-    NodeBalancerStats,
+    NodeBalancerStats, NodeBalancerVpcConfig,
 };
 use nubis_model::page::Page;
 use serde_json::Value;
@@ -35,6 +35,27 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(nodebalancer_config_rebuild))
         .routes(routes!(nodebalancer_node_list, nodebalancer_node_create))
         .routes(routes!(nodebalancer_node_get, nodebalancer_node_update, nodebalancer_node_delete))
+        .routes(routes!(nodebalancer_vpc_list))
+        .routes(routes!(nodebalancer_vpc_get))
+}
+
+#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/vpcs", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path)), responses((status = 200, description = "A page of the balancer's VPC configurations (always empty: nubis places no balancer in a VPC)", body = Page<NodeBalancerVpcConfig>)))]
+async fn nodebalancer_vpc_list(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath(id): ApiPath<i64>,
+    q: ListQuery,
+) -> ApiResult<Response> {
+    Ok(Json(app.nodebalancer_vpc_list(&actor, id, q.page).await?).into_response())
+}
+
+#[utoipa::path(get, path = "/v4/nodebalancers/{nodebalancer_id}/vpcs/{vpc_config_id}", tag = "nodebalancers", params(("nodebalancer_id" = i64, Path), ("vpc_config_id" = i64, Path)), responses((status = 200, body = NodeBalancerVpcConfig)))]
+async fn nodebalancer_vpc_get(
+    State(app): State<App>,
+    actor: Auth,
+    ApiPath((nb_id, id)): ApiPath<(i64, i64)>,
+) -> ApiResult<Json<NodeBalancerVpcConfig>> {
+    Ok(Json(app.nodebalancer_vpc_get(&actor, nb_id, id).await?))
 }
 
 #[utoipa::path(get, path = "/v4/nodebalancers", tag = "nodebalancers", responses((status = 200, description = "A page of NodeBalancers", body = Page<NodeBalancer>)))]

@@ -23,6 +23,8 @@ pub struct BalancerRow {
     pub v4: u32,
     pub ipv6: Option<String>,
     pub client_conn_throttle: i64,
+    /// New UDP sessions per second per client address, 0..20 (0: off).
+    pub client_udp_sess_throttle: i64,
     pub tags: Vec<String>,
     pub created: Timestamp,
     pub updated: Timestamp,
@@ -50,6 +52,10 @@ pub struct ConfigFields {
     pub ssl_key: Option<String>,
     pub ssl_commonname: String,
     pub ssl_fingerprint: String,
+    /// The port the health checks of a `udp` config connect to.
+    pub udp_check_port: i64,
+    /// Seconds a `udp` session may stay idle (read-only in the API).
+    pub udp_session_timeout: i64,
 }
 
 #[derive(Clone, PartialEq)]
@@ -93,15 +99,16 @@ pub struct NewBalancer<'a> {
     pub v4: u32,
     pub ipv6: Option<&'a str>,
     pub client_conn_throttle: i64,
+    pub client_udp_sess_throttle: i64,
     pub tags: &'a [String],
     pub created: Timestamp,
 }
 
-const NB_COLS: &str = "id, account_id, label, region, ipv4, v4, ipv6, client_conn_throttle, tags, created, updated";
+const NB_COLS: &str = "id, account_id, label, region, ipv4, v4, ipv6, client_conn_throttle, client_udp_sess_throttle, tags, created, updated";
 const CFG_COLS: &str = "id, nodebalancer_id, account_id, label, port, protocol, algorithm, stickiness, check_type, \
                         check_interval, check_timeout, check_attempts, check_path, check_body, check_passive, \
-                        proxy_protocol, cipher_suite, ssl_cert, ssl_key, ssl_commonname, ssl_fingerprint, created, \
-                        updated";
+                        proxy_protocol, cipher_suite, ssl_cert, ssl_key, ssl_commonname, ssl_fingerprint, \
+                        udp_check_port, udp_session_timeout, created, updated";
 const NODE_COLS: &str =
     "id, config_id, nodebalancer_id, account_id, label, address, v4, port, weight, mode, status, created, updated";
 
@@ -115,6 +122,7 @@ fn balancer(r: &Row) -> Result<BalancerRow> {
         v4: r.i64("v4")? as u32,
         ipv6: r.opt_str("ipv6")?,
         client_conn_throttle: r.i64("client_conn_throttle")?,
+        client_udp_sess_throttle: r.i64("client_udp_sess_throttle")?,
         tags: serde_json::from_str(&r.str("tags")?).map_err(Error::internal)?,
         created: r.ts("created")?,
         updated: r.ts("updated")?,
@@ -145,6 +153,8 @@ fn config(r: &Row) -> Result<ConfigRow> {
             ssl_key: r.opt_str("ssl_key")?,
             ssl_commonname: r.str("ssl_commonname")?,
             ssl_fingerprint: r.str("ssl_fingerprint")?,
+            udp_check_port: r.i64("udp_check_port")?,
+            udp_session_timeout: r.i64("udp_session_timeout")?,
         },
         created: r.ts("created")?,
         updated: r.ts("updated")?,

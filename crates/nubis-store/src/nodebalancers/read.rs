@@ -74,8 +74,8 @@ impl Store {
 }
 
 const NB_LIST: Listing<'static> = Listing {
-    select: "SELECT b.id, b.account_id, b.label, b.region, b.ipv4, b.v4, b.ipv6, b.client_conn_throttle, b.tags, \
-             b.created, b.updated FROM nodebalancers b",
+    select: "SELECT b.id, b.account_id, b.label, b.region, b.ipv4, b.v4, b.ipv6, b.client_conn_throttle, \
+             b.client_udp_sess_throttle, b.tags, b.created, b.updated FROM nodebalancers b",
     from: "FROM nodebalancers b",
     scope: "b.account_id",
     and: "",
@@ -94,7 +94,8 @@ const CFG_LIST: Listing<'static> = Listing {
     select: "SELECT c.id, c.nodebalancer_id, c.account_id, c.label, c.port, c.protocol, c.algorithm, c.stickiness, \
              c.check_type, c.check_interval, c.check_timeout, c.check_attempts, c.check_path, c.check_body, \
              c.check_passive, c.proxy_protocol, c.cipher_suite, c.ssl_cert, c.ssl_key, c.ssl_commonname, \
-             c.ssl_fingerprint, c.created, c.updated FROM nodebalancer_configs c",
+             c.ssl_fingerprint, c.udp_check_port, c.udp_session_timeout, c.created, c.updated \
+             FROM nodebalancer_configs c",
     from: "FROM nodebalancer_configs c",
     scope: "c.nodebalancer_id",
     and: "",

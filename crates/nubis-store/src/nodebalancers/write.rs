@@ -11,8 +11,9 @@ impl Tx<'_> {
     /// `Error::Unique`.
     pub async fn nodebalancer_insert(&mut self, n: &NewBalancer<'_>) -> Result<BalancerRow> {
         let sql = format!(
-            "INSERT INTO nodebalancers (account_id, label, region, ipv4, v4, ipv6, client_conn_throttle, tags, \
-             created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING {NB_COLS}"
+            "INSERT INTO nodebalancers (account_id, label, region, ipv4, v4, ipv6, client_conn_throttle, \
+             client_udp_sess_throttle, tags, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+             RETURNING {NB_COLS}"
         );
         let row = query(sql)
             .bind(n.account_id)
@@ -22,6 +23,7 @@ impl Tx<'_> {
             .bind(i64::from(n.v4))
             .bind(n.ipv6)
             .bind(n.client_conn_throttle)
+            .bind(n.client_udp_sess_throttle)
             .bind(tags_json(n.tags)?)
             .bind(n.created)
             .fetch_one(self.h())
@@ -52,18 +54,19 @@ impl Tx<'_> {
         &mut self,
         id: i64,
         label: &str,
-        client_conn_throttle: i64,
+        (client_conn_throttle, client_udp_sess_throttle): (i64, i64),
         tags: &[String],
         now: Timestamp,
     ) -> Result<BalancerRow> {
         let sql = format!(
-            "UPDATE nodebalancers SET label = $2, client_conn_throttle = $3, tags = $4, updated = $5 WHERE id = $1 \
-             RETURNING {NB_COLS}"
+            "UPDATE nodebalancers SET label = $2, client_conn_throttle = $3, client_udp_sess_throttle = $4, \
+             tags = $5, updated = $6 WHERE id = $1 RETURNING {NB_COLS}"
         );
         let row = query(sql)
             .bind(id)
             .bind(label)
             .bind(client_conn_throttle)
+            .bind(client_udp_sess_throttle)
             .bind(tags_json(tags)?)
             .bind(now)
             .fetch_one(self.h())
@@ -96,8 +99,8 @@ impl Tx<'_> {
             "INSERT INTO nodebalancer_configs (nodebalancer_id, account_id, label, port, protocol, algorithm, \
              stickiness, check_type, check_interval, check_timeout, check_attempts, check_path, check_body, \
              check_passive, proxy_protocol, cipher_suite, ssl_cert, ssl_key, ssl_commonname, ssl_fingerprint, \
-             created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $20, $21, $21) RETURNING {CFG_COLS}"
+             udp_check_port, udp_session_timeout, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23) RETURNING {CFG_COLS}"
         );
         let q = query(sql).bind(nodebalancer_id).bind(account_id);
         let row = bind_config(q, f).bind(now).fetch_one(self.h()).await?;
@@ -116,8 +119,8 @@ impl Tx<'_> {
             "UPDATE nodebalancer_configs SET label = $3, port = $4, protocol = $5, algorithm = $6, stickiness = $7, \
              check_type = $8, check_interval = $9, check_timeout = $10, check_attempts = $11, check_path = $12, \
              check_body = $13, check_passive = $14, proxy_protocol = $15, cipher_suite = $16, ssl_cert = $17, \
-             ssl_key = $18, ssl_commonname = $19, ssl_fingerprint = $20, updated = $21 WHERE id = $1 AND \
-             nodebalancer_id = $2 RETURNING {CFG_COLS}"
+             ssl_key = $18, ssl_commonname = $19, ssl_fingerprint = $20, udp_check_port = $21, \
+             udp_session_timeout = $22, updated = $23 WHERE id = $1 AND nodebalancer_id = $2 RETURNING {CFG_COLS}"
         );
         let q = query(sql).bind(id).bind(nodebalancer_id);
         let row = bind_config(q, f).bind(now).fetch_one(self.h()).await?;
@@ -279,6 +282,19 @@ impl Tx<'_> {
     }
 }
 
+impl Tx<'_> {
+    /// The firewall devices of a balancer as `(firewall id, device id)`, in firewall id order,
+    /// read inside the transaction.
+    pub async fn nb_firewall_devices(&mut self, nodebalancer_id: i64) -> Result<Vec<(i64, i64)>> {
+        let rows =
+            query("SELECT firewall_id, id FROM firewall_devices WHERE nodebalancer_id = $1 ORDER BY firewall_id")
+                .bind(nodebalancer_id)
+                .fetch_all(self.h())
+                .await?;
+        rows.iter().map(|r| Ok((r.i64("firewall_id")?, r.i64("id")?))).collect()
+    }
+}
+
 fn bind_config(q: crate::db::Query, f: &ConfigFields) -> crate::db::Query {
     q.bind(f.label.as_deref())
         .bind(f.port)
@@ -298,4 +314,6 @@ fn bind_config(q: crate::db::Query, f: &ConfigFields) -> crate::db::Query {
         .bind(f.ssl_key.as_deref())
         .bind(f.ssl_commonname.as_str())
         .bind(f.ssl_fingerprint.as_str())
+        .bind(f.udp_check_port)
+        .bind(f.udp_session_timeout)
 }

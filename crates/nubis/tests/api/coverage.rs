@@ -164,6 +164,8 @@ impl Fixtures {
         // No load balancer can be created through the API in this branch yet: an id no account
         // has still exercises no token (401), no scope (403) and another account (404).
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());
+        // A balancer has no VPC configuration (nubis places none in a VPC): any id is not found.
+        m.insert("vpc_config_id", "1".to_string());
         Fixtures(m)
     }
 

@@ -1,5 +1,5 @@
 //! The rest of `/regions` as the hosted API serves it (plan and VPC availability), and the
-//! hosted fields nubis does not offer (VPC IPv6, UDP balancing) refused with a 400 naming them
+//! hosted fields nubis does not offer (VPC IPv6) refused with a 400 naming them
 //! rather than dropped.
 
 use serde_json::json;
@@ -63,31 +63,6 @@ async fn vpc_ipv6_is_refused_naming_the_field_and_nothing_is_created() {
         .await;
     r.expect_error(400, "ipv6");
     assert_eq!(api.get(&format!("/vpcs/{id}/subnets")).await.ok()["results"], 0);
-}
-
-#[tokio::test]
-async fn udp_balancing_fields_are_refused_naming_them_and_change_nothing() {
-    let s = TestServer::start().await;
-    let api = s.api();
-    api.post("/nodebalancers", json!({"region": "us-east", "client_udp_sess_throttle": 5}))
-        .await
-        .expect_error(400, "client_udp_sess_throttle");
-    let nb = api.post("/nodebalancers", json!({"region": "us-east", "label": "tcp-only"})).await;
-    let id = nb.ok()["id"].as_i64().unwrap();
-    api.put(&format!("/nodebalancers/{id}"), json!({"client_udp_sess_throttle": 5, "label": "renamed"}))
-        .await
-        .expect_error(400, "client_udp_sess_throttle");
-    assert_eq!(api.get(&format!("/nodebalancers/{id}")).await.ok()["label"], "tcp-only");
-    let r = api.post(&format!("/nodebalancers/{id}/configs"), json!({"port": 53, "protocol": "udp"})).await;
-    r.expect_error(400, "protocol");
-    let r = api
-        .post(
-            &format!("/nodebalancers/{id}/configs"),
-            json!({"port": 53, "protocol": "tcp", "udp_check_port": 53, "udp_session_timeout": 16}),
-        )
-        .await;
-    r.expect_error(400, "udp_check_port").expect_error(400, "udp_session_timeout");
-    assert_eq!(api.get(&format!("/nodebalancers/{id}/configs")).await.ok()["results"], 0);
 }
 
 #[tokio::test]

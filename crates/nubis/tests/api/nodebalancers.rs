@@ -133,7 +133,7 @@ async fn configs_take_the_reference_defaults_and_cross_field_rules() {
         (json!({"port": 80}), "port"),
         (json!({"port": 0}), "port"),
         (json!({"port": 65536}), "port"),
-        (json!({"port": 81, "protocol": "udp"}), "protocol"),
+        (json!({"port": 81, "protocol": "sctp"}), "protocol"),
         (json!({"port": 81, "algorithm": "random"}), "algorithm"),
         (json!({"port": 81, "stickiness": "sticky"}), "stickiness"),
         (json!({"port": 81, "check": "ping"}), "check"),
