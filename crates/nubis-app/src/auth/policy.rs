@@ -447,6 +447,15 @@ ops! {
     // The IPv6 ranges of VPC interfaces, as their IPv4 addresses.
     VpcIpv6sListAll = "vpc_ipv6s_list_all" => scoped(Area::Ips, RO);
     VpcIpv6sList = "vpc_ipv6s_list" => entity(Area::Ips, RO, GrantKind::Vpc, P_RO);
+    // The Backup service of an instance (the instance's grant; changes need read_write) and its
+    // volumes (none: volumes are not offered).
+    InstanceBackupList = "instance_backup_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceBackupGet = "instance_backup_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceSnapshotCreate = "instance_snapshot_create" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupsEnable = "instance_backups_enable" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupsCancel = "instance_backups_cancel" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupRestore = "instance_backup_restore" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceVolumeList = "instance_volume_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
 }
 
 #[cfg(test)]
