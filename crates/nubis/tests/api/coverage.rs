@@ -164,6 +164,8 @@ impl Fixtures {
         // No load balancer can be created through the API in this branch yet: an id no account
         // has still exercises no token (401), no scope (403) and another account (404).
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());
+        // A backup id no instance has: the instance's checks come first.
+        m.entry("backup_id").or_insert_with(|| "999999".to_string());
         Fixtures(m)
     }
 
