@@ -28,6 +28,7 @@ pub mod files;
 pub mod firewall_versions;
 pub mod firewalls;
 pub mod grants;
+pub mod instance_backups;
 pub mod instances;
 pub mod interfaces;
 pub mod ip_list;

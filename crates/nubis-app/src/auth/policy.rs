@@ -452,6 +452,16 @@ ops! {
         entity(Area::Nodebalancers, RW, GrantKind::Nodebalancer, P_RW);
     NodebalancerVpcList = "nodebalancer_vpc_list" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
     NodebalancerVpcGet = "nodebalancer_vpc_get" => entity(Area::Nodebalancers, RO, GrantKind::Nodebalancer, P_RO);
+
+    // The Backup service of an instance (the instance's grant; changes need read_write) and its
+    // volumes (none: volumes are not offered).
+    InstanceBackupList = "instance_backup_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceBackupGet = "instance_backup_get" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+    InstanceSnapshotCreate = "instance_snapshot_create" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupsEnable = "instance_backups_enable" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupsCancel = "instance_backups_cancel" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceBackupRestore = "instance_backup_restore" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceVolumeList = "instance_volume_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! rebuild, password and rescue in [`lifecycle`], resize, mutate and migrate in [`resize`],
 //! clone in [`clone`], transfer and statistics in [`usage`].
 
+mod backups;
 mod clone;
 mod config_interfaces;
 mod configs;
@@ -33,11 +34,13 @@ use nubis_model::ip::InstanceIps;
 use nubis_model::validate::{is_dotted_label, len_between, tag_problem};
 use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
+use nubis_store::instance_backups::BackupState;
 use nubis_store::instances::{InstanceChanges, InstanceRow};
 use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+pub use backups::{Backup, BackupDiskView, BackupList, RestoreRequest, SnapshotRequest, SnapshotSlot, Volume};
 pub use clone::CloneRequest;
 pub use config_interfaces::{ConfigInterfaceUpdate, InterfacesOrder};
 pub use configs::{DeviceRequest, DevicesRequest, HelpersRequest, InstanceConfigRequest};
@@ -68,7 +71,7 @@ pub(crate) const LABEL_TAKEN: &str = "Label must be unique among your instances"
 
 /// `PUT /v4/compute/instances/{instance_id}`. Read-only fields of the record are accepted and
 /// ignored, so a fetched record can be sent back as it is; fields the hosted API changes and
-/// nubis does not offer (a backup schedule, a maintenance policy, reserved addresses) are
+/// nubis does not offer (a maintenance policy, reserved addresses) are
 /// refused unless sent as the record shows them.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct InstanceUpdate {
@@ -82,7 +85,8 @@ pub struct InstanceUpdate {
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub alerts: Option<AlertsUpdate>,
     pub watchdog_enabled: Option<bool>,
-    /// Backups are not offered: a schedule only as the record shows it (no day, no window).
+    /// The backup schedule: `day` (`Sunday`..`Saturday`) and `window` (`W0`..`W22`, two-hour
+    /// windows in UTC); `Scheduling` leaves it to nubis. `enabled` is read-only (ignored).
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub backups: Option<BackupsUpdate>,
     /// Only `linode/migrate`.
@@ -142,11 +146,18 @@ impl App {
     pub(crate) async fn instance_views(&self, rows: &[InstanceRow]) -> Result<Vec<Instance>> {
         let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
         let ips = self.store.ips_of_instances(&ids).await?;
-        Ok(rows.iter().map(|i| self.instance_record(i, &ips)).collect())
+        let backups = self.backup_states(&ids).await?;
+        Ok(rows
+            .iter()
+            .map(|i| {
+                let b = backups.iter().find(|(id, _)| *id == i.id).map(|(_, b)| b.clone()).unwrap_or_default();
+                self.instance_record(i, &ips, b)
+            })
+            .collect())
     }
 
-    /// An instance's record; `ips` holds (at least) its addresses.
-    fn instance_record(&self, i: &InstanceRow, ips: &[IpRow]) -> Instance {
+    /// An instance's record; `ips` holds (at least) its addresses, `b` its backup state.
+    fn instance_record(&self, i: &InstanceRow, ips: &[IpRow], b: BackupState) -> Instance {
         let mine = || ips.iter().filter(|a| a.instance_id == i.id && a.kind == IpKind::Ipv4);
         let ipv4 = mine().filter(|a| a.public).chain(mine().filter(|a| !a.public)).map(|a| a.address.clone()).collect();
         let slaac = ips.iter().find(|a| a.instance_id == i.id && a.kind == IpKind::Slaac);
@@ -172,9 +183,9 @@ impl App {
             alerts: i.alerts.clone(),
             backups: Backups {
                 enabled: i.backups_enabled,
-                available: false,
-                schedule: BackupSchedule { day: None, window: None },
-                last_successful: None,
+                available: b.last_successful.is_some(),
+                schedule: BackupSchedule { day: b.day, window: b.window },
+                last_successful: b.last_successful,
             },
             hypervisor: "kvm".into(),
             watchdog_enabled: i.watchdog_enabled,
@@ -235,11 +246,10 @@ impl App {
                         check_group(&mut p, g);
                     }
                     let schedule = input.backups.as_ref().and_then(|b| b.schedule.as_ref());
-                    p.check(
-                        schedule.is_none_or(|s| s.day.is_none() && s.window.is_none()),
-                        "backups.schedule",
-                        "Backups are not offered: no schedule can be set",
-                    );
+                    let (day, window) = match schedule {
+                        Some(s) => backups::check_schedule(&mut p, s.day.as_deref(), s.window.as_deref()),
+                        None => (None, None),
+                    };
                     p.check(
                         input.maintenance_policy.as_deref().is_none_or(|m| m == "linode/migrate"),
                         "maintenance_policy",
@@ -272,6 +282,11 @@ impl App {
                         alerts: alerts.as_ref(),
                         watchdog_enabled: input.watchdog_enabled,
                     };
+                    if day.is_some() || window.is_some() {
+                        let (d, w) = tx.backup_schedule(id).await?;
+                        tx.backup_schedule_set(id, day.as_deref().or(d.as_deref()), window.as_deref().or(w.as_deref()))
+                            .await?;
+                    }
                     let i = tx
                         .instance_update(id, &changes, Timestamp::now())
                         .await
@@ -312,6 +327,7 @@ impl App {
                 }
                 tx.instance_delete(id).await?;
                 crate::billing::meter_stop(tx, "instance", id).await?;
+                crate::billing::meter_stop(tx, "backup", id).await?;
                 tx.grants_delete_entity(GrantKind::Instance, id).await?;
                 tx.event_insert(
                     &event(actor, "instance_delete", instance_entity(&i)).visible_with(GrantKind::Instance, id).build(),

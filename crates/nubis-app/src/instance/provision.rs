@@ -100,6 +100,8 @@ impl App {
             }
         };
         let region = v.region.view.id.as_str();
+        // The account-wide setting enrolls every new instance in the Backup service.
+        let backups_enabled = v.backups_enabled || self.backups_default(tx, actor.account_id()).await?;
         let target = if v.booted { Status::Running } else { Status::Offline };
         let host_uuid = hex::encode(rand::rng().random::<[u8; 20]>());
         let inst = tx
@@ -116,7 +118,7 @@ impl App {
                 tags: &v.tags,
                 group: &v.group,
                 alerts: &Alerts::defaults(v.vcpus),
-                backups_enabled: v.backups_enabled,
+                backups_enabled,
                 has_user_data: v.has_user_data,
                 host_uuid: &host_uuid,
                 interface_generation: generation,
@@ -132,6 +134,9 @@ impl App {
             })?;
         let id = inst.id;
         self.billing_meter_instance(tx, &inst).await?;
+        if inst.backups_enabled {
+            self.backups_start_service(tx, &inst).await?;
+        }
         allocate_instance_addresses(self, tx, actor.account_id(), &v.region, id, v.private_ip).await?;
         // An image deployment: its disks and the profile that boots them.
         let mut config_id = None;

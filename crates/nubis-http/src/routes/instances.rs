@@ -38,6 +38,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .merge(super::instance_configs::router())
         .merge(super::instance_disks::router())
         .merge(super::instance_actions::router())
+        .merge(super::instance_backups::router())
         .merge(super::instance_interfaces::router())
 }
 

@@ -9,6 +9,7 @@ pub mod events;
 pub mod firewall_history;
 pub mod firewalls;
 pub mod instance_actions;
+pub mod instance_backups;
 pub mod instance_configs;
 pub mod instance_disks;
 pub mod instance_interfaces;

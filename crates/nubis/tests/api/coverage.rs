@@ -166,6 +166,9 @@ impl Fixtures {
         m.entry("nodebalancer_id").or_insert_with(|| "999999".to_string());
         // A balancer has no VPC configuration (nubis places none in a VPC): any id is not found.
         m.insert("vpc_config_id", "1".to_string());
+
+        // A backup id no instance has: the instance's checks come first.
+        m.entry("backup_id").or_insert_with(|| "999999".to_string());
         Fixtures(m)
     }
 

@@ -361,11 +361,11 @@ async fn hosted_fields_nubis_does_not_offer_are_refused_naming_them() {
     let record = api.get(&path(i, "")).await.ok().clone();
     api.put(&path(i, ""), record.clone()).await.ok();
     let mut changed = record.clone();
-    changed["backups"]["schedule"]["day"] = json!("Monday");
+    changed["backups"]["schedule"]["day"] = json!("Funday");
     changed["maintenance_policy"] = json!("linode/power_off_on");
     changed["ipv4"] = json!(["127.10.0.250"]);
     let r = api.put(&path(i, ""), changed).await;
-    for f in ["backups.schedule", "maintenance_policy", "ipv4"] {
+    for f in ["backups.schedule.day", "maintenance_policy", "ipv4"] {
         r.expect_error(400, f);
     }
 }

@@ -26,6 +26,7 @@ mod events;
 mod firewall_concurrency;
 mod firewall_devices;
 mod firewalls;
+mod hosted_backups;
 mod hosted_catalog;
 mod hosted_differences;
 mod hosted_firewalls;
