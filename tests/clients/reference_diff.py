@@ -37,7 +37,8 @@ REFERENCE = Path(os.environ.get("NUBIS_REFERENCE_OPENAPI", HERE / "linode-openap
 DECISIONS = ROOT / "docs" / "decisions.md"
 
 PATH_RENAMES = [("/linode/instances", "/compute/instances"), ("/linode/types", "/compute/types")]
-FIELD_RENAMES = {"linode_id": "instance_id", "linodes": "instances", "linode": "instance", "add_linodes": "add_instances"}
+FIELD_RENAMES = {"linode_id": "instance_id", "linodes": "instances", "linode": "instance", "add_linodes": "add_instances",
+                 "linode_label": "instance_label"}
 METHODS = ("get", "post", "put", "delete")
 
 # The reference's resources the spec covers: an operation under one of these that nubis does not

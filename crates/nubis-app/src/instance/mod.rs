@@ -105,8 +105,22 @@ pub struct BackupsUpdate {
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ScheduleUpdate {
+    #[schema(schema_with = schedule_day_schema)]
     pub day: Option<String>,
+    #[schema(schema_with = schedule_window_schema)]
     pub window: Option<String>,
+}
+
+fn schedule_day_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{one_of, or_null, schema};
+    let days: Vec<&str> = [backups::SCHEDULING].into_iter().chain(backups::DAYS.iter().copied()).collect();
+    schema(or_null(one_of(&days)))
+}
+
+fn schedule_window_schema() -> utoipa::openapi::Schema {
+    use nubis_model::schema::{one_of, or_null, schema};
+    let windows: Vec<&str> = [backups::SCHEDULING].into_iter().chain(backups::WINDOWS.iter().copied()).collect();
+    schema(or_null(one_of(&windows)))
 }
 
 /// Alert thresholds; omitted ones stay as they are. 0 turns an alert off.

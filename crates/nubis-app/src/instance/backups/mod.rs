@@ -20,7 +20,7 @@ use nubis_store::disks::NewDisk;
 use nubis_store::instance_backups::{BackupConfig, BackupDisk, BackupRow, BackupState, NewBackup};
 use nubis_store::instances::InstanceRow;
 
-pub(crate) use validate::check_schedule;
+pub(crate) use validate::{DAYS, SCHEDULING, WINDOWS, check_schedule};
 pub use validate::{RestoreRequest, SnapshotRequest};
 pub use view::{Backup, BackupDiskView, BackupList, SnapshotSlot, Volume};
 
