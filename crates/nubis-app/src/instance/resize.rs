@@ -81,12 +81,19 @@ pub(crate) async fn change_type(app: &App, tx: &mut Tx<'_>, inst: &InstanceRow, 
     Ok(row)
 }
 
-/// Metering restarts now, at the instance's current plan and region.
+/// Metering (the instance's and its Backup add-on's) restarts now, at the instance's current
+/// plan and region.
 async fn remeter(app: &App, tx: &mut Tx<'_>, row: &InstanceRow) -> Result<()> {
     crate::billing::meter_stop(tx, "instance", row.id).await?;
     let mut from_now = row.clone();
     from_now.created = Timestamp::now();
-    app.billing_meter_instance(tx, &from_now).await
+    app.billing_meter_instance(tx, &from_now).await?;
+    // The Backup add-on is priced by the plan too.
+    if row.backups_enabled {
+        crate::billing::meter_stop(tx, "backup", row.id).await?;
+        app.backups_start_service(tx, row).await?;
+    }
+    Ok(())
 }
 
 /// Makes the instance's disks fit a plan of `plan` MB: with `auto`, its one disk besides swap

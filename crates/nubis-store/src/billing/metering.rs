@@ -155,26 +155,30 @@ impl Tx<'_> {
     /// Metering of an instance closes on its current account at `at` and continues, at the
     /// same prices, on `to_account` (a completed service transfer).
     pub async fn billing_move_instance(&mut self, instance_id: i64, to_account: i64, at: Timestamp) -> Result<()> {
-        let sql = format!(
-            "SELECT {METER_COLS} FROM meters WHERE service_type = 'instance' AND service_id = $1 AND ended IS NULL"
-        );
-        let open = query(sql).bind(instance_id).fetch_optional(self.h()).await?;
-        let Some(m) = open.as_ref().map(meter).transpose()? else { return Ok(()) };
-        if m.account_id == to_account {
-            return Ok(());
+        // The instance's own meter and its add-on's (backups) move together.
+        for service_type in ["instance", "backup"] {
+            let sql = format!(
+                "SELECT {METER_COLS} FROM meters WHERE service_type = $1 AND service_id = $2 AND ended IS NULL"
+            );
+            let open = query(sql).bind(service_type).bind(instance_id).fetch_optional(self.h()).await?;
+            let Some(m) = open.as_ref().map(meter).transpose()? else { continue };
+            if m.account_id == to_account {
+                continue;
+            }
+            self.meter_close(service_type, instance_id, at).await?;
+            self.meter_open(&NewMeter {
+                account_id: to_account,
+                service_type,
+                service_id: instance_id,
+                label: &m.label,
+                region: m.region.as_deref(),
+                hourly_micro: m.hourly_micro,
+                monthly_micro: m.monthly_micro,
+                started: at,
+            })
+            .await?;
         }
-        self.meter_close("instance", instance_id, at).await?;
-        self.meter_open(&NewMeter {
-            account_id: to_account,
-            service_type: "instance",
-            service_id: instance_id,
-            label: &m.label,
-            region: m.region.as_deref(),
-            hourly_micro: m.hourly_micro,
-            monthly_micro: m.monthly_micro,
-            started: at,
-        })
-        .await
+        Ok(())
     }
 
     /// Meters of the account that ran at some time in `[from, to)`.

@@ -320,3 +320,68 @@ async fn an_instance_has_no_volumes() {
     }
     other_account(&s).get(&format!("/compute/instances/{i}/volumes")).await.expect_error(404, "-");
 }
+
+/// Open backup meters of instance `i`: (account id, hourly price in millionths).
+async fn open_backup_meters(s: &TestServer, i: i64) -> Vec<(i64, i64)> {
+    let count = db_scalar(
+        s,
+        &format!("SELECT COUNT(*) FROM meters WHERE service_type = 'backup' AND service_id = {i} AND ended IS NULL"),
+    )
+    .await;
+    let account = db_scalar(
+        s,
+        &format!("SELECT COALESCE(MAX(account_id), 0) FROM meters WHERE service_type = 'backup' AND service_id = {i} AND ended IS NULL"),
+    )
+    .await;
+    let hourly = db_scalar(
+        s,
+        &format!("SELECT COALESCE(MAX(hourly_micro), 0) FROM meters WHERE service_type = 'backup' AND service_id = {i} AND ended IS NULL"),
+    )
+    .await;
+    (0..count).map(|_| (account, hourly)).collect()
+}
+
+fn backup_hourly_micros(t: &Value) -> i64 {
+    (t["addons"]["backups"]["price"]["hourly"].as_f64().unwrap() * 1e6).round() as i64
+}
+
+#[tokio::test]
+async fn a_resize_bills_the_backup_add_on_at_the_new_plans_price() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let i = backed_up(&api, "resized-backups").await;
+    let small = backup_hourly_micros(api.get("/linode/types/g6-nanode-1").await.ok());
+    let large = backup_hourly_micros(api.get("/linode/types/g6-standard-1").await.ok());
+    assert_ne!(small, large, "the two plans' backup prices differ");
+    assert_eq!(open_backup_meters(&s, i).await, [(1, small)]);
+    api.post(&format!("/compute/instances/{i}/resize"), json!({"type": "g6-standard-1"})).await.ok();
+    // One add-on, at the new plan's price, once the resize is done.
+    eventually(15, "the backup add-on at the new plan's price", || async {
+        let open = open_backup_meters(&s, i).await;
+        (open == [(1, large)]).then_some(())
+    })
+    .await;
+    wait_status(&api, i, "offline").await;
+    assert_eq!(open_backup_meters(&s, i).await, [(1, large)]);
+}
+
+#[tokio::test]
+async fn a_service_transfer_moves_the_backup_add_on_with_the_instance() {
+    use crate::service_transfers::{accept, created, receiver_account, wait_transfer};
+    let s = TestServer::start().await;
+    let api = s.api();
+    let i = backed_up(&api, "moved-backups").await;
+    let receiver = receiver_account(&s).await;
+    let token = created(&api, &[i]).await;
+    accept(&receiver, &token).await.ok();
+    wait_transfer(&receiver, &token, "completed").await;
+    let open = open_backup_meters(&s, i).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_ne!(open[0].0, 1, "the add-on is billed to the receiving account now");
+    let closed = db_scalar(
+        &s,
+        &format!("SELECT COUNT(*) FROM meters WHERE service_type = 'backup' AND service_id = {i} AND account_id = 1 AND ended IS NOT NULL"),
+    )
+    .await;
+    assert_eq!(closed, 1, "the sender's add-on meter ended at the transfer");
+}
