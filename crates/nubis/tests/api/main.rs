@@ -28,6 +28,7 @@ mod firewall_devices;
 mod firewalls;
 mod hosted_catalog;
 mod hosted_differences;
+mod hosted_firewall_sets;
 mod hosted_firewalls;
 mod hosted_maintenance;
 mod hosted_regions;
