@@ -26,6 +26,7 @@ pub fn api_router() -> OpenApiRouter<ApiState> {
         .merge(routes::firewalls::router())
         .merge(routes::nodebalancers::router())
         .merge(routes::firewall_history::router())
+        .merge(routes::firewall_rulesets::router())
         .merge(routes::oauth_clients::router())
         .merge(routes::logins::router())
         .merge(routes::child_accounts::router())

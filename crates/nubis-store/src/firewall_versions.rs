@@ -2,7 +2,7 @@
 //! it was made) and each account's default firewalls (migration 0029).
 
 use nubis_model::filter::Filter;
-use nubis_model::firewall::{FirewallRules, FirewallStatus};
+use nubis_model::firewall::{FirewallStatus, WrittenRules};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::{Row, query};
@@ -16,7 +16,7 @@ use crate::{Store, Tx};
 pub struct RuleVersionRow {
     pub firewall_id: i64,
     pub version: i64,
-    pub rules: FirewallRules,
+    pub rules: WrittenRules,
     /// The firewall's status when this version was made.
     pub status: FirewallStatus,
     pub created: Timestamp,

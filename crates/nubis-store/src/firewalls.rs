@@ -6,7 +6,7 @@
 //! Also the reads the balancer data plane needs: the rules of the active firewall of a balancer
 //! ([`Store::nodebalancer_active_firewall_rules`], [`Store::active_balancer_firewalls`]).
 
-use nubis_model::firewall::{DeviceType, FirewallRules, FirewallStatus};
+use nubis_model::firewall::{DeviceType, FirewallRules, FirewallStatus, WrittenRules};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::{Row, query};
@@ -21,7 +21,8 @@ pub struct FirewallRow {
     pub account_id: i64,
     pub label: String,
     pub status: FirewallStatus,
-    pub rules: FirewallRules,
+    /// As written: rules and references to rule sets.
+    pub rules: WrittenRules,
     /// The version of `rules` (1 at creation, one more at each change of the rules).
     pub rules_version: i64,
     pub tags: Vec<String>,
@@ -73,7 +74,7 @@ pub struct ActiveConflict {
 pub struct NewFirewall<'a> {
     pub account_id: i64,
     pub label: &'a str,
-    pub rules: &'a FirewallRules,
+    pub rules: &'a WrittenRules,
     pub tags: &'a [String],
     pub created: Timestamp,
 }
@@ -118,7 +119,7 @@ pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(Error::internal)
 }
 
-pub(crate) fn rules_of(text: &str) -> Result<FirewallRules> {
+pub(crate) fn rules_of(text: &str) -> Result<WrittenRules> {
     serde_json::from_str(text).map_err(|e| Error::internal(format!("stored firewall rules: {e}")))
 }
 
@@ -182,6 +183,7 @@ impl Tx<'_> {
             .await?;
         let f = firewall(&row)?;
         self.firewall_version_record(&f).await?;
+        self.firewall_ruleset_refs_set(f.id, &f.rules).await?;
         Ok(f)
     }
 
@@ -210,7 +212,7 @@ impl Tx<'_> {
         firewall(&row)
     }
 
-    pub async fn firewall_set_rules(&mut self, id: i64, rules: &FirewallRules, now: Timestamp) -> Result<FirewallRow> {
+    pub async fn firewall_set_rules(&mut self, id: i64, rules: &WrittenRules, now: Timestamp) -> Result<FirewallRow> {
         let sql = format!(
             "UPDATE firewalls SET rules = $2, rules_version = rules_version + 1, updated = $3 WHERE id = $1 \
              RETURNING {COLS}"
@@ -218,12 +220,14 @@ impl Tx<'_> {
         let row = query(sql).bind(id).bind(json(rules)?).bind(now).fetch_one(self.h()).await?;
         let f = firewall(&row)?;
         self.firewall_version_record(&f).await?;
+        self.firewall_ruleset_refs_set(f.id, &f.rules).await?;
         Ok(f)
     }
 
     /// Deletes a firewall with its devices.
     pub async fn firewall_delete(&mut self, id: i64) -> Result<()> {
         query("DELETE FROM firewall_devices WHERE firewall_id = $1").bind(id).execute(self.h()).await?;
+        query("DELETE FROM firewall_ruleset_refs WHERE firewall_id = $1").bind(id).execute(self.h()).await?;
         self.firewall_versions_delete(id).await?;
         query("DELETE FROM firewalls WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
@@ -233,6 +237,14 @@ impl Tx<'_> {
     pub async fn firewall_devices(&mut self, firewall_id: i64) -> Result<Vec<DeviceRow>> {
         let sql = format!("{DEVICE_SELECT} WHERE d.firewall_id = $1 ORDER BY d.id");
         let rows = query(sql).bind(firewall_id).fetch_all(self.h()).await?;
+        rows.iter().map(device).collect()
+    }
+
+    /// The devices that assign a firewall to the instance, read inside the transaction, in
+    /// firewall id order.
+    pub async fn instance_firewall_devices(&mut self, instance_id: i64) -> Result<Vec<DeviceRow>> {
+        let sql = format!("{DEVICE_SELECT} WHERE d.instance_id = $1 ORDER BY d.firewall_id");
+        let rows = query(sql).bind(instance_id).fetch_all(self.h()).await?;
         rows.iter().map(device).collect()
     }
 
@@ -361,7 +373,8 @@ impl Store {
     }
 
     /// The rules of the enabled firewall assigned to a service, if it has one (a service has at
-    /// most one). `None` when no enabled firewall is assigned: traffic is not filtered.
+    /// most one), with its rule sets expanded (prefix-list names stay: the application expands
+    /// them). `None` when no enabled firewall is assigned: traffic is not filtered.
     pub async fn service_active_firewall_rules(
         &self,
         kind: DeviceType,
@@ -373,7 +386,10 @@ impl Store {
             column(kind)
         );
         let rules = query(sql).bind(entity_id).fetch_column_str(self.r()).await?;
-        rules.first().map(|r| rules_of(r)).transpose()
+        match rules.first() {
+            None => Ok(None),
+            Some(r) => Ok(Some(self.firewall_rules_expand_sets(&rules_of(r)?).await?)),
+        }
     }
 
     /// What the balancer data plane enforces for one load balancer: the rules of its enabled
@@ -399,7 +415,12 @@ impl Store {
         )
         .fetch_all(self.r())
         .await?;
-        rows.iter().map(|r| Ok((r.i64("nodebalancer_id")?, rules_of(&r.str("rules")?)?))).collect()
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let written = rules_of(&r.str("rules")?)?;
+            out.push((r.i64("nodebalancer_id")?, self.firewall_rules_expand_sets(&written).await?));
+        }
+        Ok(out)
     }
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod db;
 pub mod disks;
 pub mod events;
 pub mod files;
+pub mod firewall_rulesets;
 pub mod firewall_versions;
 pub mod firewalls;
 pub mod grants;

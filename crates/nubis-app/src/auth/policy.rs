@@ -462,6 +462,22 @@ ops! {
     InstanceBackupsCancel = "instance_backups_cancel" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
     InstanceBackupRestore = "instance_backup_restore" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
     InstanceVolumeList = "instance_volume_list" => entity(Area::Instances, RO, GrantKind::Instance, P_RO);
+
+    // Firewall rule sets (read by any user of the account, written by unrestricted users: a set
+    // has no grant and reaches every firewall that references it), the expanded rules (the
+    // firewall's grant), the prefix lists nubis provides, and an instance's firewalls replaced
+    // or applied again (read_write on the instance; each firewall added or removed is checked
+    // as a device change).
+    FirewallRulesetList = "firewall_ruleset_list" => scoped(Area::Firewall, RO);
+    FirewallRulesetGet = "firewall_ruleset_get" => scoped(Area::Firewall, RO);
+    FirewallRulesetCreate = "firewall_ruleset_create" => unrestricted(Area::Firewall, RW);
+    FirewallRulesetUpdate = "firewall_ruleset_update" => unrestricted(Area::Firewall, RW);
+    FirewallRulesetDelete = "firewall_ruleset_delete" => unrestricted(Area::Firewall, RW);
+    FirewallRulesExpansionGet = "firewall_rules_expansion_get" => entity(Area::Firewall, RO, GrantKind::Firewall, P_RO);
+    PrefixListList = "prefix_list_list" => scoped(Area::Firewall, RO);
+    PrefixListGet = "prefix_list_get" => scoped(Area::Firewall, RO);
+    InstanceFirewallsUpdate = "instance_firewalls_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+    InstanceFirewallsApply = "instance_firewalls_apply" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
 }
 
 #[cfg(test)]

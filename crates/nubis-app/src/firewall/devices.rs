@@ -157,6 +157,22 @@ pub(crate) async fn attach_device(
     Ok(d)
 }
 
+/// Removes device `d` of firewall `f` (locked by the caller in this transaction), with event
+/// `firewall_device_remove`. The firewall's live-migration check is the caller's.
+pub(crate) async fn detach_device(tx: &mut Tx<'_>, actor: &Actor, f: &FirewallRow, d: &DeviceRow) -> Result<()> {
+    if !tx.firewall_device_delete(f.id, d.id).await? {
+        return Err(Error::NotFound);
+    }
+    tx.event_insert(
+        &event(actor, "firewall_device_remove", firewall_entity(f))
+            .secondary(service_entity(d.kind, d.entity_id, &d.entity_label))
+            .visible_with(GrantKind::Firewall, f.id)
+            .build(),
+    )
+    .await?;
+    Ok(())
+}
+
 /// Assigns firewall `firewall_id` to a service created in this transaction (`firewall_id` of
 /// instance create; the load-balancer create can use it the same way). Refusals are 400s on
 /// `field`. Call [`App::check_firewall_for_new_service`] before the transaction.

@@ -3,7 +3,7 @@
 
 use nubis_model::filter::Filter;
 use nubis_model::firewall::{
-    DefaultFirewallIds, FirewallRules, FirewallSettings, FirewallTemplate, RuleVersion, RuleVersionRef, VersionedRules,
+    DefaultFirewallIds, FirewallSettings, FirewallTemplate, RuleVersion, RuleVersionRef, VersionedRules, WrittenRules,
 };
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Problems, Result};
@@ -18,12 +18,12 @@ use crate::auth::{Actor, Op};
 
 /// The fingerprint of a rule set: the first 8 hex digits of SHA-256 over its JSON form (the
 /// hosted API's "32-bit hash"); equal rules have equal fingerprints.
-pub(crate) fn fingerprint(rules: &FirewallRules) -> String {
+pub(crate) fn fingerprint(rules: &WrittenRules) -> String {
     let text = serde_json::to_string(rules).unwrap_or_default();
     hex::encode(Sha256::digest(text.as_bytes()))[..8].to_string()
 }
 
-pub(crate) fn versioned(rules: &FirewallRules, version: i64) -> VersionedRules {
+pub(crate) fn versioned(rules: &WrittenRules, version: i64) -> VersionedRules {
     VersionedRules { rules: rules.clone(), version, fingerprint: fingerprint(rules) }
 }
 
@@ -195,8 +195,8 @@ mod tests {
 
     #[test]
     fn fingerprints_are_eight_hex_digits_and_follow_the_rules() {
-        let a = templates().remove(0).rules;
-        let b = templates().remove(1).rules;
+        let a = WrittenRules::from(templates().remove(0).rules);
+        let b = WrittenRules::from(templates().remove(1).rules);
         assert_eq!(fingerprint(&a).len(), 8);
         assert!(fingerprint(&a).bytes().all(|c| c.is_ascii_hexdigit()));
         assert_eq!(fingerprint(&a), fingerprint(&a.clone()));

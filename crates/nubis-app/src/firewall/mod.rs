@@ -12,13 +12,15 @@
 //!   `firewall_disable` / `firewall_enable`), `deleted` only through delete (the record is gone).
 
 mod devices;
+mod expand;
 mod history;
+mod rulesets;
 
 use nubis_model::event::{EventEntity, NewEvent};
 use nubis_model::filter::Filter;
 use nubis_model::firewall::{
-    DeviceType, Firewall, FirewallRules, FirewallStatus, LABEL_LEN, VersionedRules, parse_rules, parse_rules_update,
-    rules_request_schema, validate_label,
+    DeviceType, Firewall, FirewallStatus, LABEL_LEN, VersionedRules, WrittenRules, parse_rules_update,
+    parse_written_rules, rules_request_schema, validate_label,
 };
 use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::page::{Page, PageRequest};
@@ -33,8 +35,9 @@ use utoipa::ToSchema;
 use utoipa::openapi::Schema;
 
 pub use devices::DeviceCreate;
-pub(crate) use devices::{attach_at_creation, attach_device};
+pub(crate) use devices::{attach_at_creation, attach_device, detach_device};
 pub use history::{DefaultFirewallIdsUpdate, FirewallSettingsUpdate, templates};
+pub use rulesets::{RuleSetCreate, RuleSetUpdate};
 
 use crate::App;
 use crate::auth::{Actor, Op};
@@ -179,7 +182,7 @@ pub(crate) async fn refuse_live_migration(tx: &mut Tx<'_>, f: &FirewallRow, fiel
 /// A checked create request.
 struct ValidCreate {
     label: String,
-    rules: FirewallRules,
+    rules: WrittenRules,
     tags: Vec<String>,
     instances: Vec<i64>,
     nodebalancers: Vec<i64>,
@@ -210,8 +213,11 @@ impl App {
                 p.add("rules", "rules is required");
                 None
             }
-            Some(v) => match parse_rules(v, "rules", true) {
-                Ok(r) => Some(r),
+            Some(v) => match parse_written_rules(v, "rules", true, true) {
+                Ok(r) => {
+                    let _ = p.absorb(expand::check_written_prefix_names(&self.prefix_lists(), &r, "rules."));
+                    Some(r)
+                }
                 Err(errors) => {
                     let _ = p.absorb(Err(Error::Invalid(errors)));
                     None
@@ -264,6 +270,7 @@ impl App {
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
+                    expand::check_references(tx, actor.account_id(), &v.rules, "rules.").await?;
                     let f = tx
                         .firewall_insert(&NewFirewall {
                             account_id: actor.account_id(),
@@ -421,11 +428,14 @@ impl App {
     pub async fn firewall_rules_update(&self, actor: &Actor, id: i64, body: Value) -> Result<VersionedRules> {
         self.lookup_for::<FirewallRow>(actor, Op::FirewallRulesUpdate, id).await?.into_inner();
         let body = &body;
+        let lists = &self.prefix_lists();
         let (f, balancers) = self
             .write(|tx| {
                 Box::pin(async move {
                     let before = tx.firewall_lock(id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let rules = parse_rules_update(body, "", &before.rules).map_err(Error::Invalid)?;
+                    expand::check_written_prefix_names(lists, &rules, "")?;
+                    expand::check_references(tx, actor.account_id(), &rules, "").await?;
                     refuse_live_migration(tx, &before, None).await?;
                     let f = tx.firewall_set_rules(id, &rules, Timestamp::now()).await?;
                     tx.event_insert(&firewall_event(actor, "firewall_update", &f)).await?;

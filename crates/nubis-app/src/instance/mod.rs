@@ -13,6 +13,7 @@ mod configs;
 mod create;
 mod deploy;
 mod disks;
+mod firewalls;
 pub(crate) mod generation;
 mod interface_kinds;
 mod interfaces;
@@ -46,6 +47,7 @@ pub use config_interfaces::{ConfigInterfaceUpdate, InterfacesOrder};
 pub use configs::{DeviceRequest, DevicesRequest, HelpersRequest, InstanceConfigRequest};
 pub use create::{InstanceCreate, Metadata};
 pub use disks::{DiskCreate, DiskPassword, DiskResize, DiskUpdate};
+pub use firewalls::InstanceFirewallsUpdate;
 pub use interfaces::{InterfaceIpv4Request, InterfaceRequest};
 pub use lifecycle::{PasswordRequest, RebuildRequest, RescueRequest};
 pub use linode_request::{

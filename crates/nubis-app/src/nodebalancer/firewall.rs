@@ -39,7 +39,7 @@ pub(super) struct CompiledCache {
 /// Balancer id -> the compiled inbound rules of its enabled firewall. Balancers without an
 /// enabled firewall are absent (their `BalancerSpec.firewall` is `None`).
 pub(super) async fn firewall_rules_of_balancers(app: &App) -> Result<HashMap<i64, Arc<CompiledRules>>> {
-    let active = app.store.active_balancer_firewalls().await?;
+    let active = app.active_balancer_firewalls().await?;
     let mut cache = app.balancer_publisher.compiled.by_balancer.lock().unwrap_or_else(|e| e.into_inner());
     let mut next = HashMap::with_capacity(active.len());
     let mut out = HashMap::with_capacity(active.len());

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod child_accounts;
 pub mod events;
 pub mod firewall_history;
+pub mod firewall_rulesets;
 pub mod firewalls;
 pub mod instance_actions;
 pub mod instance_backups;

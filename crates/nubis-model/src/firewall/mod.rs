@@ -15,17 +15,23 @@ use utoipa::ToSchema;
 
 mod compile;
 mod record;
+mod ruleset;
 mod validate;
 
 pub use compile::CompiledRules;
 pub use record::{
-    DEVICE_FILTERABLE, DefaultFirewallIds, DeviceEntity, DeviceType, FIREWALL_FILTERABLE, Firewall, FirewallDevice,
-    FirewallSettings, FirewallStatus, FirewallTemplate, RULE_VERSION_FILTERABLE, RuleVersion, RuleVersionRef,
-    VersionedRules,
+    DEVICE_FILTERABLE, DefaultFirewallIds, DeviceEntity, DeviceType, ExpandedRules, FIREWALL_FILTERABLE, Firewall,
+    FirewallDevice, FirewallSettings, FirewallStatus, FirewallTemplate, RULE_VERSION_FILTERABLE, RuleVersion,
+    RuleVersionRef, VersionedRules,
+};
+pub use ruleset::{
+    PREFIX_LIST_FILTERABLE, PrefixAddresses, PrefixList, RULESET_FILTERABLE, RuleEntry, RuleSet, RuleSetRef,
+    RuleSetType, WrittenRules, expand_prefix_lists, is_prefix_list_name, prefix_list_name_problem,
 };
 pub use validate::{
     LABEL_LEN, MAX_ADDRESSES_PER_RULE, MAX_PORT_PIECES, MAX_RULES, parse_rules, parse_rules_update,
-    rules_request_schema, validate_label, validate_ports,
+    parse_ruleset_rules, parse_written_rules, rule_request_schema, rules_request_schema, validate_label,
+    validate_ports,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::FirewallRules;
+use super::{FirewallRules, WrittenRules};
 use crate::Timestamp;
 
 /// Spec 3.1: `enabled` at creation, `disabled` and back through an update, `deleted` only through
@@ -51,17 +51,28 @@ pub struct Firewall {
 /// and fingerprint (8 hex digits of a hash of the rules).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct VersionedRules {
+    /// As written: rules and references to rule sets.
     #[serde(flatten)]
-    pub rules: FirewallRules,
+    pub rules: WrittenRules,
     pub version: i64,
     pub fingerprint: String,
 }
 
 impl std::ops::Deref for VersionedRules {
-    type Target = FirewallRules;
-    fn deref(&self) -> &FirewallRules {
+    type Target = WrittenRules;
+    fn deref(&self) -> &WrittenRules {
         &self.rules
     }
+}
+
+/// A firewall's rules with rule sets and prefix lists expanded (`.../rules/expansion`), with the
+/// firewall's rule version and fingerprint.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ExpandedRules {
+    #[serde(flatten)]
+    pub rules: FirewallRules,
+    pub version: i64,
+    pub fingerprint: String,
 }
 
 /// One entry of a firewall's rule history.

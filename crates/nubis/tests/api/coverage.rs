@@ -92,6 +92,10 @@ impl Fixtures {
             )
             .await;
         m.insert("firewall_id", fw.ok()["id"].to_string());
+        let set = json!({"label": "fixture-set", "type": "inbound", "rules": []});
+        m.insert("ruleset_id", api.post("/networking/firewalls/rulesets", set).await.ok()["id"].to_string());
+        // The private pool's list (nubis's prefix lists are the same for every account).
+        m.insert("prefixlist_id", "1".to_string());
         m.insert("version", "1".to_string());
         m.insert("slug", "public".to_string());
         let devices = api.get(&format!("/networking/firewalls/{}/devices", m["firewall_id"])).await;
@@ -196,7 +200,7 @@ pub const FIXTURE_KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA fixture";
 
 /// Parameters naming catalog entries, which are not account entities.
-const CATALOG_PARAMS: &[&str] = &["{region_id}", "{type_id}", "{image_id}", "{slug}"];
+const CATALOG_PARAMS: &[&str] = &["{region_id}", "{type_id}", "{image_id}", "{slug}", "{prefixlist_id}"];
 
 async fn call(api: &Api, method: &str, url: &str) -> Resp {
     let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
@@ -296,8 +300,14 @@ async fn a_restricted_user_without_grants_finds_no_entity_cannot_create_and_sees
     let (_, bob) = user_with_token(&s, "no-grants", true, "*").await;
     let mut checked = 0;
     for (m, path, id) in operations(&s).await {
-        // The account's default firewalls and the templates are no entities.
-        let not_entities = ["/v4/networking/firewalls/settings", "/v4/networking/firewalls/templates"];
+        // The account's default firewalls, the templates, the rule sets (read by every user of the
+        // account) and the prefix lists (nubis's own) are no entities with grants.
+        let not_entities = [
+            "/v4/networking/firewalls/settings",
+            "/v4/networking/firewalls/templates",
+            "/v4/networking/firewalls/rulesets",
+            "/v4/networking/prefixlists",
+        ];
         if !is_network_area(&path) || not_entities.iter().any(|p| path.starts_with(p)) {
             continue;
         }

@@ -29,6 +29,7 @@ mod firewalls;
 mod hosted_backups;
 mod hosted_catalog;
 mod hosted_differences;
+mod hosted_firewall_sets;
 mod hosted_firewalls;
 mod hosted_maintenance;
 mod hosted_regions;

@@ -179,7 +179,7 @@ impl App {
             loopback,
             gateway: if has_public { gateway } else { None },
             nat,
-            firewall: self.store.instance_active_firewall_rules(inst.id).await?,
+            firewall: self.instance_active_firewall_rules(inst.id).await?,
         })
     }
 }

@@ -27,6 +27,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
+use super::ruleset::{RuleEntry, RuleSetRef, WrittenRules, is_prefix_list_name, prefix_list_name_problem};
 use super::{Action, FirewallRules, Rule, RuleAddresses, RuleProtocol};
 use crate::error::FieldError;
 pub use fields::{LABEL_LEN, MAX_PORT_PIECES, validate_label, validate_ports};
@@ -46,29 +47,14 @@ const RULE_DESCRIPTION_LEN: (usize, usize) = (1, 100);
 /// 255 addresses across both families of a rule, `ports` only with TCP and UDP, a port range's
 /// end above its start and at most 15 pieces, and at least one address family.
 pub fn rules_request_schema(policies_required: bool) -> serde_json::Value {
-    use crate::schema::{array, one_of, or_null, text};
+    use crate::schema::{array, one_of, or_null};
     let action = one_of(&["ACCEPT", "DROP"]);
-    let mut family = array(serde_json::json!({"type": "string"}), Some(MAX_ADDRESSES_PER_RULE));
-    family["minItems"] = serde_json::json!(1);
-    let family = or_null(family);
-    let rule = serde_json::json!({
+    let reference = serde_json::json!({
         "type": "object",
-        "required": ["action", "protocol", "addresses"],
-        "properties": {
-            "action": action,
-            "protocol": one_of(&["TCP", "UDP", "ICMP", "IPENCAP"]),
-            "ports": or_null(serde_json::json!({"type": "string", "minLength": 1})),
-            "addresses": {
-                "type": "object",
-                "properties": {
-                    "ipv4": family,
-                    "ipv6": family,
-                },
-            },
-            "label": or_null(text(RULE_LABEL_LEN.0, RULE_LABEL_LEN.1)),
-            "description": or_null(text(RULE_DESCRIPTION_LEN.0, RULE_DESCRIPTION_LEN.1)),
-        },
+        "required": ["ruleset"],
+        "properties": {"ruleset": {"type": "integer", "format": "int64", "description": "A rule set of the same direction"}},
     });
+    let rule = serde_json::json!({"anyOf": [rule_request_schema(), reference]});
     let mut v = serde_json::json!({
         "type": "object",
         "properties": {
@@ -87,6 +73,33 @@ pub fn rules_request_schema(policies_required: bool) -> serde_json::Value {
     v
 }
 
+/// The JSON Schema of one rule in a request (addresses may name prefix lists).
+pub fn rule_request_schema() -> serde_json::Value {
+    use crate::schema::{array, one_of, or_null, text};
+    let action = one_of(&["ACCEPT", "DROP"]);
+    let mut family = array(serde_json::json!({"type": "string"}), Some(MAX_ADDRESSES_PER_RULE));
+    family["minItems"] = serde_json::json!(1);
+    let family = or_null(family);
+    serde_json::json!({
+        "type": "object",
+        "required": ["action", "protocol", "addresses"],
+        "properties": {
+            "action": action,
+            "protocol": one_of(&["TCP", "UDP", "ICMP", "IPENCAP"]),
+            "ports": or_null(serde_json::json!({"type": "string", "minLength": 1})),
+            "addresses": {
+                "type": "object",
+                "properties": {
+                    "ipv4": family,
+                    "ipv6": family,
+                },
+            },
+            "label": or_null(text(RULE_LABEL_LEN.0, RULE_LABEL_LEN.1)),
+            "description": or_null(text(RULE_DESCRIPTION_LEN.0, RULE_DESCRIPTION_LEN.1)),
+        },
+    })
+}
+
 /// How omitted policies are treated.
 #[derive(Clone, Copy)]
 enum Policies {
@@ -103,18 +116,65 @@ enum Policies {
 /// `ACCEPT`. For PUT .../rules, where an omitted policy keeps the current one, use
 /// [`parse_rules_update`].
 pub fn parse_rules(v: &Value, prefix: &str, policies_required: bool) -> Result<FirewallRules, Vec<FieldError>> {
+    let w = parse_written_rules(v, prefix, policies_required, false)?;
+    Ok(w.expand_sets(&|_| None))
+}
+
+/// [`parse_rules`] for a firewall's rules as written: with `refs`, an entry `{"ruleset": <id>}`
+/// in `inbound` or `outbound` is a reference to a rule set (whether it exists, and its type, are
+/// the caller's to check).
+pub fn parse_written_rules(
+    v: &Value,
+    prefix: &str,
+    policies_required: bool,
+    refs: bool,
+) -> Result<WrittenRules, Vec<FieldError>> {
     let policies = if policies_required {
         Policies::Required
     } else {
         Policies::Default { inbound: Action::Drop, outbound: Action::Accept }
     };
-    parse_with(v, prefix, policies)
+    parse_with(v, prefix, policies, refs)
+}
+
+/// The rules of a rule set: an array of rules (no references: rule sets do not nest), at most
+/// [`MAX_RULES`]. `ports` `""` means all ports, as null does.
+pub fn parse_ruleset_rules(v: &Value, field: &str) -> Result<Vec<Rule>, Vec<FieldError>> {
+    let mut errs = Errors(Vec::new());
+    let Some(items) = v.as_array() else {
+        errs.add(field, "Must be an array of rules");
+        return Err(errs.0);
+    };
+    if items.len() > MAX_RULES {
+        errs.add(field, format!("A rule set may have at most {MAX_RULES} rules; found {}", items.len()));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("{field}[{i}]");
+        if item.get("ruleset").is_some_and(|r| !r.is_null()) {
+            errs.add(&join(&path, "ruleset"), "A rule set cannot reference another rule set");
+            continue;
+        }
+        let mut item = item.clone();
+        if item.get("ports").and_then(Value::as_str) == Some("") {
+            item["ports"] = Value::Null;
+        }
+        if let Some(r) = parse_rule(&item, &path, &mut errs) {
+            out.push(r);
+        }
+    }
+    if errs.0.is_empty() { Ok(out) } else { Err(errs.0) }
 }
 
 /// [`parse_rules`] for PUT .../rules: both rule arrays are replaced (omitted means empty), and an
 /// omitted or null policy keeps the value it has in `current`.
-pub fn parse_rules_update(v: &Value, prefix: &str, current: &FirewallRules) -> Result<FirewallRules, Vec<FieldError>> {
-    parse_with(v, prefix, Policies::Default { inbound: current.inbound_policy, outbound: current.outbound_policy })
+pub fn parse_rules_update(v: &Value, prefix: &str, current: &WrittenRules) -> Result<WrittenRules, Vec<FieldError>> {
+    parse_with(
+        v,
+        prefix,
+        Policies::Default { inbound: current.inbound_policy, outbound: current.outbound_policy },
+        true,
+    )
 }
 
 /// Collects errors under a path prefix; an empty path gives a general (null-field) error.
@@ -139,7 +199,7 @@ fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
 }
 
-fn parse_with(v: &Value, prefix: &str, policies: Policies) -> Result<FirewallRules, Vec<FieldError>> {
+fn parse_with(v: &Value, prefix: &str, policies: Policies, refs: bool) -> Result<WrittenRules, Vec<FieldError>> {
     let mut errs = Errors(Vec::new());
     let Some(obj) = v.as_object() else {
         errs.add(prefix, "Must be an object");
@@ -172,7 +232,7 @@ fn parse_with(v: &Value, prefix: &str, policies: Policies) -> Result<FirewallRul
     let outbound_policy = policy("outbound_policy", default_out, &mut errs);
 
     let mut total = 0usize;
-    let mut list = |key: &str, errs: &mut Errors| -> Vec<Rule> {
+    let mut list = |key: &str, errs: &mut Errors| -> Vec<RuleEntry> {
         let field = join(prefix, key);
         match get(obj, key) {
             None => Vec::new(),
@@ -181,7 +241,23 @@ fn parse_with(v: &Value, prefix: &str, policies: Policies) -> Result<FirewallRul
                 items
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, item)| parse_rule(item, &format!("{field}[{i}]"), errs))
+                    .filter_map(|(i, item)| {
+                        let path = format!("{field}[{i}]");
+                        match item.get("ruleset").filter(|r| !r.is_null()) {
+                            None => parse_rule(item, &path, errs).map(RuleEntry::Rule),
+                            Some(_) if !refs => {
+                                errs.add(&join(&path, "ruleset"), "Rule set references are not allowed here");
+                                None
+                            }
+                            Some(r) => match r.as_i64() {
+                                Some(id) => Some(RuleEntry::Set(RuleSetRef { ruleset: id })),
+                                None => {
+                                    errs.add(&join(&path, "ruleset"), "Must be the integer id of a rule set");
+                                    None
+                                }
+                            },
+                        }
+                    })
                     .collect()
             }
             Some(_) => {
@@ -201,7 +277,7 @@ fn parse_with(v: &Value, prefix: &str, policies: Policies) -> Result<FirewallRul
 
     match (inbound_policy, outbound_policy) {
         (Some(inbound_policy), Some(outbound_policy)) if errs.0.is_empty() => {
-            Ok(FirewallRules { inbound, inbound_policy, outbound, outbound_policy })
+            Ok(WrittenRules { inbound, inbound_policy, outbound, outbound_policy })
         }
         _ => Err(errs.0),
     }
@@ -331,6 +407,10 @@ fn parse_addresses(v: &Value, path: &str, errs: &mut Errors) -> Option<RuleAddre
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let r = match item.as_str() {
+                        Some(s) if is_prefix_list_name(s) => match prefix_list_name_problem(s) {
+                            None => Ok(s.to_string()),
+                            Some(reason) => Err(reason),
+                        },
                         Some(s) => check(s).map(|()| s.to_string()),
                         None => Err("Must be a string".to_string()),
                     };

@@ -106,7 +106,7 @@ fn omitted_policies_when_not_required() {
 
 #[test]
 fn update_keeps_current_policies_when_omitted() {
-    let current = FirewallRules {
+    let current = WrittenRules {
         inbound: vec![],
         inbound_policy: Action::Accept,
         outbound: vec![],
@@ -379,4 +379,38 @@ fn unknown_keys_are_ignored() {
     let mut v = body(vec![r]);
     v["version"] = json!(3);
     assert!(fields(&v).is_empty());
+}
+
+#[test]
+fn rule_set_references_only_where_allowed() {
+    let v = body(vec![json!({"ruleset": 4}), tcp_rule()]);
+    let w = parse_written_rules(&v, "rules", true, true).unwrap();
+    assert_eq!(w.inbound[0], RuleEntry::Set(RuleSetRef { ruleset: 4 }));
+    let e = parse_written_rules(&v, "rules", true, false).unwrap_err();
+    assert_eq!(e[0].field.as_deref(), Some("rules.inbound[0].ruleset"));
+    let bad = body(vec![json!({"ruleset": "x"})]);
+    let e = parse_written_rules(&bad, "rules", true, true).unwrap_err();
+    assert_eq!(e[0].field.as_deref(), Some("rules.inbound[0].ruleset"));
+}
+
+#[test]
+fn prefix_list_names_are_addresses() {
+    let mut r = tcp_rule();
+    r["addresses"] = json!({"ipv4": ["pl:system:public:r1", "10.0.0.0/8"], "ipv6": ["pl::vpcs:1"]});
+    assert!(fields(&body(vec![r.clone()])).is_empty());
+    r["addresses"] = json!({"ipv4": ["pl:bogus"]});
+    assert_eq!(fields(&body(vec![r])), ["rules.inbound[0].addresses.ipv4[0]"]);
+}
+
+#[test]
+fn rule_set_rules() {
+    let mut empty_ports = tcp_rule();
+    empty_ports["ports"] = json!("");
+    let rules = parse_ruleset_rules(&json!([empty_ports]), "rules").unwrap();
+    assert_eq!(rules[0].ports, None, "an empty ports string is all ports");
+    let e = parse_ruleset_rules(&json!([{"ruleset": 1}]), "rules").unwrap_err();
+    assert_eq!(e[0].field.as_deref(), Some("rules[0].ruleset"));
+    let e = parse_ruleset_rules(&json!(vec![tcp_rule(); MAX_RULES + 1]), "rules").unwrap_err();
+    assert_eq!(e[0].field.as_deref(), Some("rules"));
+    assert!(parse_ruleset_rules(&json!({}), "rules").is_err());
 }
