@@ -46,6 +46,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(28, "event_times", "0028_event_times.sql"),
     migration!(29, "firewall_versions", "0029_firewall_versions.sql"),
     migration!(30, "maintenance_policy", "0030_maintenance_policy.sql"),
+    migration!(32, "vpc_ipv6", "0032_vpc_ipv6.sql"),
 ];
 
 impl Store {

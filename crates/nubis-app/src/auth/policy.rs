@@ -447,6 +447,8 @@ ops! {
     // The IPv6 ranges of VPC interfaces, as their IPv4 addresses.
     VpcIpv6sListAll = "vpc_ipv6s_list_all" => scoped(Area::Ips, RO);
     VpcIpv6sList = "vpc_ipv6s_list" => entity(Area::Ips, RO, GrantKind::Vpc, P_RO);
+    // The default and forbidden IPv4 ranges of VPCs (the same for every account).
+    VpcDefaultRanges = "vpc_default_ranges" => scoped(Area::Vpc, RO);
 }
 
 #[cfg(test)]

@@ -291,8 +291,9 @@ async fn a_restricted_user_without_grants_finds_no_entity_cannot_create_and_sees
     let (_, bob) = user_with_token(&s, "no-grants", true, "*").await;
     let mut checked = 0;
     for (m, path, id) in operations(&s).await {
-        // The account's default firewalls and the templates are no entities.
-        let not_entities = ["/v4/networking/firewalls/settings", "/v4/networking/firewalls/templates"];
+        // The account's default firewalls, the templates and the VPC default ranges are no entities.
+        let not_entities =
+            ["/v4/networking/firewalls/settings", "/v4/networking/firewalls/templates", "/v4/vpcs/default-ranges"];
         if !is_network_area(&path) || not_entities.iter().any(|p| path.starts_with(p)) {
             continue;
         }

@@ -31,6 +31,7 @@ mod hosted_differences;
 mod hosted_firewalls;
 mod hosted_maintenance;
 mod hosted_regions;
+mod hosted_vpc_ipv6;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;
