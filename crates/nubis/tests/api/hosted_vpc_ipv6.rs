@@ -340,3 +340,38 @@ async fn default_ranges_are_served() {
     );
     api.anonymous().get("/vpcs/default-ranges").await.status_is(401);
 }
+
+#[tokio::test]
+async fn a_running_instance_has_its_vpc_ipv6_address_on_its_vpc_link() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let v = vpc(&api, "v", json!([{}]), json!([{"label": "six", "ipv4": "10.0.0.0/24", "ipv6": [{}]}])).await;
+    let six = id(&v["subnets"][0]);
+    let i = create_instance(
+        &api,
+        "us-east",
+        json!({"label": "vm-six", "interfaces": [{"purpose": "public"}, vpc_iface(six, json!({}))]}),
+    )
+    .await;
+    crate::instances::wait_status(&api, id(&i), "running").await;
+    let configs = api.get(&format!("/compute/instances/{}/configs", id(&i))).await;
+    let address = configs.ok()["data"][0]["interfaces"][1]["ipv6"]["slaac"][0]["address"].as_str().unwrap().to_string();
+    let list = api.get(&format!("/vpcs/{}/ipv6s", id(&v))).await;
+    assert_eq!(list.ok()["data"][0]["active"], true, "{}", list.body);
+    assert_eq!(list.body["data"][0]["ipv6_addresses"][0]["slaac_address"], json!(address));
+    if netns() {
+        // The interface's SLAAC address is configured on eth1 inside the instance's namespace.
+        let ns = instance_netns(&api, id(&i));
+        eventually(20, "the VPC IPv6 address in the instance's namespace", || {
+            let (ns, address) = (ns.clone(), address.clone());
+            async move {
+                let out = std::process::Command::new("ip")
+                    .args(["-n", &ns, "-6", "addr", "show", "dev", "eth1"])
+                    .output()
+                    .ok()?;
+                String::from_utf8_lossy(&out.stdout).contains(&format!("{address}/64")).then_some(())
+            }
+        })
+        .await;
+    }
+}
