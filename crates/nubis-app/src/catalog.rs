@@ -63,7 +63,12 @@ fn vpc_availability(r: &RegionInfo) -> VpcAvailability {
     VpcAvailability {
         region: r.view.id.clone(),
         available: r.has(capability::VPCS),
-        available_ipv6_prefix_lengths: Vec::new(),
+        // A VPC's IPv6 range is a /52 of the region's IPv6 block (see `vpc::ipv6`).
+        available_ipv6_prefix_lengths: if r.has(capability::VPCS) {
+            vec![i64::from(crate::vpc::ipv6::VPC_PREFIX)]
+        } else {
+            Vec::new()
+        },
     }
 }
 

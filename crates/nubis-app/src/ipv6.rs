@@ -179,11 +179,12 @@ impl App {
                     if in_region.iter().any(|r| r.instance_id == instance_id) {
                         return Err(Error::refused(ONE_PER_INSTANCE));
                     }
-                    let mut taken: BTreeSet<(u128, u8)> = in_region
+                    // The pool, the routed ranges and the VPC ranges of the region: one allocator.
+                    let taken: BTreeSet<(u128, u8)> = crate::vpc::ipv6::region_taken(tx, region)
+                        .await?
                         .iter()
-                        .filter_map(|r| r.range_start.parse::<Ipv6Addr>().ok().map(|a| (u128::from(a), r.prefix)))
+                        .map(|n| (u128::from(n.network()), n.prefix_len()))
                         .collect();
-                    taken.insert((u128::from(region.ipv6_pool.network()), region.ipv6_pool.prefix_len()));
                     let net = first_free_range(region.ipv6_ranges, prefix, &taken)
                         .ok_or_else(|| Error::refused(format!("No IPv6 ranges are left in region {}", inst.region)))?;
                     let row = tx

@@ -226,6 +226,7 @@ fn filterable(path: &str) -> Option<&'static [&'static str]> {
         "/v4/account/service-transfers" | "/v4/account/entity-transfers" => SERVICE_TRANSFER_FILTERABLE,
         "/v4/vpcs" => VPC_FILTERABLE,
         "/v4/vpcs/ips" | "/v4/vpcs/{vpc_id}/ips" => VPC_IP_FILTERABLE,
+        "/v4/vpcs/ipv6s" | "/v4/vpcs/{vpc_id}/ipv6s" => nubis_model::vpc::VPC_IPV6_FILTERABLE,
         "/v4/vpcs/{vpc_id}/subnets" => SUBNET_FILTERABLE,
         "/v4/compute/instances/{instance_id}/configs" => nubis_model::instance_profile::CONFIG_FILTERABLE,
         "/v4/compute/instances/{instance_id}/disks" => nubis_model::instance_profile::DISK_FILTERABLE,

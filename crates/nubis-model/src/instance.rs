@@ -174,6 +174,8 @@ pub struct Interface {
     pub vpc_id: Option<i64>,
     pub subnet_id: Option<i64>,
     pub ipv4: Option<InterfaceIpv4>,
+    /// A VPC interface's IPv6 (its subnet has IPv6 and it was asked for), or null.
+    pub ipv6: Option<crate::vpc::InterfaceIpv6>,
     pub ip_ranges: Vec<String>,
 }
 

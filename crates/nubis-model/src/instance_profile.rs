@@ -222,8 +222,8 @@ pub struct VpcInterface {
     pub vpc_id: i64,
     pub subnet_id: i64,
     pub ipv4: VpcIpv4,
-    /// IPv6 on VPC interfaces is not offered: always null.
-    pub ipv6: Option<serde_json::Value>,
+    /// The interface's IPv6 (its subnet has IPv6 and it was asked for), or null.
+    pub ipv6: Option<crate::vpc::InterfaceIpv6>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

@@ -6,6 +6,35 @@ use utoipa::ToSchema;
 
 use crate::Timestamp;
 
+/// An IPv6 range of a VPC or subnet (`{"range": "2001:db8:100::/52"}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Ipv6RangeEntry {
+    pub range: String,
+}
+
+/// The `ipv6` of a VPC interface (a profile interface with purpose `vpc`, or a Linode
+/// interface's `vpc`): its SLAAC /64 with the interface's address, routed ranges of the subnet,
+/// and whether the addresses are public.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct InterfaceIpv6 {
+    pub slaac: Vec<InterfaceSlaac>,
+    pub ranges: Vec<Ipv6RangeEntry>,
+    pub is_public: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct InterfaceSlaac {
+    pub range: String,
+    pub address: String,
+}
+
+/// The default and forbidden IPv4 ranges of VPCs (`GET /v4/vpcs/default-ranges`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct VpcDefaultRanges {
+    pub default_ipv4_ranges: Vec<String>,
+    pub forbidden_ipv4_ranges: Vec<String>,
+}
+
 /// An interface of an instance on a subnet, as the subnet lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct SubnetInterface {
@@ -28,6 +57,8 @@ pub struct Subnet {
     pub id: i64,
     pub label: String,
     pub ipv4: String,
+    /// The subnet's IPv6 range (inside its VPC's), or none.
+    pub ipv6: Vec<Ipv6RangeEntry>,
     pub instances: Vec<SubnetInstance>,
     pub created: Timestamp,
     pub updated: Timestamp,
@@ -39,6 +70,8 @@ pub struct Vpc {
     pub label: String,
     pub description: String,
     pub region: String,
+    /// The VPC's IPv6 range, or none.
+    pub ipv6: Vec<Ipv6RangeEntry>,
     pub subnets: Vec<Subnet>,
     pub created: Timestamp,
     pub updated: Timestamp,

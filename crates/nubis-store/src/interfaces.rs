@@ -41,11 +41,23 @@ pub struct InterfaceRow {
     pub version: i64,
     pub created: Timestamp,
     pub updated: Timestamp,
+    /// The IPv6 of a VPC interface on a subnet with IPv6, if it has any.
+    pub vpc_ipv6: Option<VpcIpv6Row>,
+}
+
+/// The IPv6 of a VPC interface: a /64 SLAAC range of its subnet with the interface's address in
+/// it, further routed ranges of the subnet, and whether the addresses are public.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VpcIpv6Row {
+    pub slaac_range: String,
+    pub slaac_address: String,
+    pub ranges: Vec<String>,
+    pub is_public: bool,
 }
 
 const COLS: &str = "id, instance_id, account_id, region, config_id, position, purpose, is_primary, label, \
                     ipam_address, vpc_id, subnet_id, vpc_ipv4, nat_1_1, default_ipv4, default_ipv6, version, \
-                    created, updated";
+                    created, updated, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public";
 
 pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
     Ok(InterfaceRow {
@@ -71,6 +83,15 @@ pub(crate) fn interface(r: &Row) -> Result<InterfaceRow> {
             Some(t) => t,
             None => r.ts("created")?,
         },
+        vpc_ipv6: match (r.opt_str("vpc_ipv6_range")?, r.opt_str("vpc_ipv6_address")?) {
+            (Some(slaac_range), Some(slaac_address)) => Some(VpcIpv6Row {
+                slaac_range,
+                slaac_address,
+                ranges: r.str("vpc_ipv6_ranges")?.split_whitespace().map(str::to_string).collect(),
+                is_public: r.bool("vpc_ipv6_public")?,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -92,6 +113,7 @@ pub struct NewInterface<'a> {
     pub nat_1_1: Option<&'a str>,
     pub default_ipv4: bool,
     pub default_ipv6: bool,
+    pub vpc_ipv6: Option<VpcIpv6Row>,
     pub created: Timestamp,
 }
 
@@ -110,9 +132,11 @@ impl Tx<'_> {
         let sql = format!(
             "INSERT INTO instance_interfaces (instance_id, account_id, region, position, purpose, is_primary, label, \
              ipam_address, vpc_id, subnet_id, vpc_ipv4, vpc_v4, nat_1_1, created, config_id, default_ipv4, \
-             default_ipv6, updated) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $14) RETURNING {COLS}"
+             default_ipv6, updated, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $14, $18, $19, $20, \
+             $21) RETURNING {COLS}"
         );
+        let v6 = i.vpc_ipv6.as_ref();
         let row = query(sql)
             .bind(i.instance_id)
             .bind(i.account_id)
@@ -131,9 +155,34 @@ impl Tx<'_> {
             .bind(i.config_id)
             .bind(i.default_ipv4)
             .bind(i.default_ipv6)
+            .bind(v6.map(|v| v.slaac_range.clone()))
+            .bind(v6.map(|v| v.slaac_address.clone()))
+            .bind(v6.map(|v| v.ranges.join(" ")).unwrap_or_default())
+            .bind(v6.is_some_and(|v| v.is_public))
             .fetch_one(self.h())
             .await?;
         interface(&row)
+    }
+
+    /// Sets the SLAAC address of a VPC interface with IPv6 (known once the interface has its id).
+    pub async fn interface_set_vpc_ipv6_address(&mut self, id: i64, address: &str) -> Result<InterfaceRow> {
+        let sql = format!("UPDATE instance_interfaces SET vpc_ipv6_address = $2 WHERE id = $1 RETURNING {COLS}");
+        let row = query(sql).bind(id).bind(address).fetch_one(self.h()).await?;
+        interface(&row)
+    }
+
+    /// Every IPv6 range of the interfaces on a subnet (SLAAC /64s and routed ranges), read
+    /// inside the transaction.
+    pub async fn subnet_used_ipv6(&mut self, subnet_id: i64) -> Result<Vec<String>> {
+        let sql = "SELECT vpc_ipv6_range, vpc_ipv6_ranges FROM instance_interfaces \
+                   WHERE subnet_id = $1 AND vpc_ipv6_range IS NOT NULL ORDER BY id";
+        let rows = query(sql).bind(subnet_id).fetch_all(self.h()).await?;
+        let mut out = Vec::new();
+        for r in &rows {
+            out.push(r.str("vpc_ipv6_range")?);
+            out.extend(r.str("vpc_ipv6_ranges")?.split_whitespace().map(str::to_string));
+        }
+        Ok(out)
     }
 
     /// The VPC addresses in use in a subnet (as integers), read inside the transaction.

@@ -47,6 +47,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(29, "firewall_versions", "0029_firewall_versions.sql"),
     migration!(30, "maintenance_policy", "0030_maintenance_policy.sql"),
     migration!(31, "udp_balancing", "0031_udp_balancing.sql"),
+    migration!(32, "vpc_ipv6", "0032_vpc_ipv6.sql"),
     migration!(33, "firewall_rulesets", "0033_firewall_rulesets.sql"),
     migration!(35, "instance_backups", "0035_instance_backups.sql"),
 ];

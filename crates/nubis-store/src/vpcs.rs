@@ -20,6 +20,8 @@ pub struct VpcRow {
     pub label: String,
     pub description: String,
     pub region: String,
+    /// The VPC's IPv6 range (`2001:db8:100::/52`), if it has one.
+    pub ipv6_range: Option<String>,
     pub created: Timestamp,
     pub updated: Timestamp,
 }
@@ -33,36 +35,49 @@ pub struct SubnetRow {
     pub ipv4: String,
     pub first_v4: u32,
     pub last_v4: u32,
+    /// The subnet's IPv6 range, inside its VPC's, if it has one.
+    pub ipv6_range: Option<String>,
     pub created: Timestamp,
     pub updated: Timestamp,
 }
 
-const VPC_COLS: &str = "id, account_id, label, description, region, created, updated";
-const SUBNET_COLS: &str = "id, vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated";
+const VPC_COLS: &str = "id, account_id, label, description, region, ipv6_range, created, updated";
+const SUBNET_COLS: &str = "id, vpc_id, account_id, label, ipv4, first_v4, last_v4, ipv6_range, created, updated";
 
 /// The column names the VPC and subnet rows are read from; a query that reads both at once
 /// (with the interfaces on the subnets) aliases them with a prefix.
-const VPC_NAMES: [&str; 7] = ["id", "account_id", "label", "description", "region", "created", "updated"];
-const VPC_PREFIXED: [&str; 7] =
-    ["v_id", "v_account_id", "v_label", "v_description", "v_region", "v_created", "v_updated"];
-const SUBNET_NAMES: [&str; 9] =
-    ["id", "vpc_id", "account_id", "label", "ipv4", "first_v4", "last_v4", "created", "updated"];
-const SUBNET_PREFIXED: [&str; 9] =
-    ["s_id", "s_vpc_id", "s_account_id", "s_label", "s_ipv4", "s_first_v4", "s_last_v4", "s_created", "s_updated"];
+const VPC_NAMES: [&str; 8] = ["id", "account_id", "label", "description", "region", "ipv6_range", "created", "updated"];
+const VPC_PREFIXED: [&str; 8] =
+    ["v_id", "v_account_id", "v_label", "v_description", "v_region", "v_ipv6_range", "v_created", "v_updated"];
+const SUBNET_NAMES: [&str; 10] =
+    ["id", "vpc_id", "account_id", "label", "ipv4", "first_v4", "last_v4", "ipv6_range", "created", "updated"];
+const SUBNET_PREFIXED: [&str; 10] = [
+    "s_id",
+    "s_vpc_id",
+    "s_account_id",
+    "s_label",
+    "s_ipv4",
+    "s_first_v4",
+    "s_last_v4",
+    "s_ipv6_range",
+    "s_created",
+    "s_updated",
+];
 
 fn vpc(r: &Row) -> Result<VpcRow> {
     vpc_named(r, &VPC_NAMES)
 }
 
-fn vpc_named(r: &Row, n: &[&str; 7]) -> Result<VpcRow> {
+fn vpc_named(r: &Row, n: &[&str; 8]) -> Result<VpcRow> {
     Ok(VpcRow {
         id: r.i64(n[0])?,
         account_id: r.i64(n[1])?,
         label: r.str(n[2])?,
         description: r.str(n[3])?,
         region: r.str(n[4])?,
-        created: r.ts(n[5])?,
-        updated: r.ts(n[6])?,
+        ipv6_range: r.opt_str(n[5])?,
+        created: r.ts(n[6])?,
+        updated: r.ts(n[7])?,
     })
 }
 
@@ -70,7 +85,7 @@ fn subnet(r: &Row) -> Result<SubnetRow> {
     subnet_named(r, &SUBNET_NAMES)
 }
 
-fn subnet_named(r: &Row, n: &[&str; 9]) -> Result<SubnetRow> {
+fn subnet_named(r: &Row, n: &[&str; 10]) -> Result<SubnetRow> {
     Ok(SubnetRow {
         id: r.i64(n[0])?,
         vpc_id: r.i64(n[1])?,
@@ -79,8 +94,9 @@ fn subnet_named(r: &Row, n: &[&str; 9]) -> Result<SubnetRow> {
         ipv4: r.str(n[4])?,
         first_v4: r.i64(n[5])? as u32,
         last_v4: r.i64(n[6])? as u32,
-        created: r.ts(n[7])?,
-        updated: r.ts(n[8])?,
+        ipv6_range: r.opt_str(n[7])?,
+        created: r.ts(n[8])?,
+        updated: r.ts(n[9])?,
     })
 }
 
@@ -89,6 +105,7 @@ pub struct NewVpc<'a> {
     pub label: &'a str,
     pub description: &'a str,
     pub region: &'a str,
+    pub ipv6_range: Option<&'a str>,
     pub created: Timestamp,
 }
 
@@ -99,14 +116,15 @@ pub struct NewSubnet<'a> {
     pub ipv4: &'a str,
     pub first_v4: u32,
     pub last_v4: u32,
+    pub ipv6_range: Option<&'a str>,
     pub created: Timestamp,
 }
 
 impl Tx<'_> {
     pub async fn vpc_insert(&mut self, v: &NewVpc<'_>) -> Result<VpcRow> {
         let sql = format!(
-            "INSERT INTO vpcs (account_id, label, description, region, created, updated) \
-             VALUES ($1, $2, $3, $4, $5, $5) RETURNING {VPC_COLS}"
+            "INSERT INTO vpcs (account_id, label, description, region, created, updated, ipv6_range) \
+             VALUES ($1, $2, $3, $4, $5, $5, $6) RETURNING {VPC_COLS}"
         );
         let row = query(sql)
             .bind(v.account_id)
@@ -114,6 +132,7 @@ impl Tx<'_> {
             .bind(v.description)
             .bind(v.region)
             .bind(v.created.to_string())
+            .bind(v.ipv6_range)
             .fetch_one(self.h())
             .await?;
         vpc(&row)
@@ -153,8 +172,8 @@ impl Tx<'_> {
 
     pub async fn subnet_insert(&mut self, s: &NewSubnet<'_>) -> Result<SubnetRow> {
         let sql = format!(
-            "INSERT INTO vpc_subnets (vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {SUBNET_COLS}"
+            "INSERT INTO vpc_subnets (vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated, \
+             ipv6_range) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING {SUBNET_COLS}"
         );
         let row = query(sql)
             .bind(s.vpc_id)
@@ -164,9 +183,17 @@ impl Tx<'_> {
             .bind(i64::from(s.first_v4))
             .bind(i64::from(s.last_v4))
             .bind(s.created.to_string())
+            .bind(s.ipv6_range)
             .fetch_one(self.h())
             .await?;
         subnet(&row)
+    }
+
+    /// The IPv6 ranges of every VPC in a region, read inside the transaction.
+    pub async fn vpc_ipv6_ranges_in_region(&mut self, region: &str) -> Result<Vec<String>> {
+        let sql = "SELECT ipv6_range FROM vpcs WHERE region = $1 AND ipv6_range IS NOT NULL ORDER BY id";
+        let rows = query(sql).bind(region).fetch_all(self.h()).await?;
+        rows.iter().map(|r| r.str("ipv6_range")).collect()
     }
 
     /// The subnets of a VPC, read inside the transaction, in id order.
@@ -222,7 +249,8 @@ impl Store {
 }
 
 const VPC_LIST: Listing<'static> = Listing {
-    select: "SELECT v.id, v.account_id, v.label, v.description, v.region, v.created, v.updated FROM vpcs v",
+    select: "SELECT v.id, v.account_id, v.label, v.description, v.region, v.ipv6_range, v.created, v.updated \
+             FROM vpcs v",
     from: "FROM vpcs v",
     scope: "v.account_id",
     and: "",
@@ -256,7 +284,7 @@ fn vpc_interface(r: &Row) -> Result<VpcInterface> {
 
 const VPC_IP_SELECT: &str = "SELECT f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, \
      f.is_primary, f.label, f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, \
-     f.version, f.created, f.updated, \
+     f.version, f.created, f.updated, f.vpc_ipv6_range, f.vpc_ipv6_address, f.vpc_ipv6_ranges, f.vpc_ipv6_public, \
      CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
      AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active \
      FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id JOIN vpc_subnets s ON s.id = f.subnet_id";
@@ -284,10 +312,11 @@ const VPC_IP_LIST: Listing<'static> = Listing {
 macro_rules! subnet_parts {
     (columns) => {
         "s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
-         s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.created AS s_created, s.updated AS s_updated, \
+         s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.ipv6_range AS s_ipv6_range, s.created AS s_created, \
+         s.updated AS s_updated, \
          f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, f.is_primary, f.label, \
          f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, f.version, \
-         f.created, f.updated, \
+         f.created, f.updated, f.vpc_ipv6_range, f.vpc_ipv6_address, f.vpc_ipv6_ranges, f.vpc_ipv6_public, \
          CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
          AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active"
     };
@@ -300,7 +329,7 @@ macro_rules! subnet_parts {
 /// One VPC, each subnet and each VPC interface on it.
 const VPC_PARTS: &str = concat!(
     "SELECT v.id AS v_id, v.account_id AS v_account_id, v.label AS v_label, v.description AS v_description, \
-     v.region AS v_region, v.created AS v_created, v.updated AS v_updated, ",
+     v.region AS v_region, v.ipv6_range AS v_ipv6_range, v.created AS v_created, v.updated AS v_updated, ",
     subnet_parts!(columns),
     " FROM vpcs v LEFT JOIN vpc_subnets s ON s.vpc_id = v.id",
     subnet_parts!(joins),
@@ -430,6 +459,33 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VpcInterface>, u64)> {
+        self.vpc_interfaces_page(&VPC_IP_LIST, account_id, vpc_id, grant_user, filter, page, page_size).await
+    }
+
+    /// [`Store::vpc_ips_page`] of the VPC interfaces with IPv6.
+    pub async fn vpc_ipv6s_page(
+        &self,
+        account_id: i64,
+        vpc_id: Option<i64>,
+        grant_user: Option<i64>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<VpcInterface>, u64)> {
+        self.vpc_interfaces_page(&VPC_IPV6_LIST, account_id, vpc_id, grant_user, filter, page, page_size).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn vpc_interfaces_page(
+        &self,
+        listing: &Listing<'static>,
+        account_id: i64,
+        vpc_id: Option<i64>,
+        grant_user: Option<i64>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<VpcInterface>, u64)> {
         let mut filter = filter.clone();
         if let Some(id) = vpc_id {
             let only = Cond::Field { path: "vpc_id".into(), op: CmpOp::Eq, value: id.into() };
@@ -439,14 +495,18 @@ impl Store {
             });
         }
         let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")), and: None };
-        let (rows, total) = self.fetch_page(&VPC_IP_LIST, &v, &filter, page, page_size).await?;
+        let (rows, total) = self.fetch_page(listing, &v, &filter, page, page_size).await?;
         Ok((rows.iter().map(vpc_interface).collect::<Result<_>>()?, total))
     }
 }
 
+/// [`VPC_IP_LIST`] of the interfaces with IPv6.
+const VPC_IPV6_LIST: Listing<'static> =
+    Listing { and: " AND f.purpose = 'vpc' AND f.vpc_ipv6_range IS NOT NULL", ..VPC_IP_LIST };
+
 const SUBNET_LIST: Listing<'static> = Listing {
-    select: "SELECT s.id, s.vpc_id, s.account_id, s.label, s.ipv4, s.first_v4, s.last_v4, s.created, s.updated \
-             FROM vpc_subnets s",
+    select: "SELECT s.id, s.vpc_id, s.account_id, s.label, s.ipv4, s.first_v4, s.last_v4, s.ipv6_range, \
+             s.created, s.updated FROM vpc_subnets s",
     from: "FROM vpc_subnets s",
     scope: "s.vpc_id",
     and: "",

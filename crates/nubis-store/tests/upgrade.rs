@@ -49,6 +49,7 @@ async fn a_database_of_the_previous_release_upgrades_in_place() {
         label: "new",
         description: "",
         region: "us-east",
+        ipv6_range: None,
         created: nubis_model::Timestamp::now(),
     })
     .await

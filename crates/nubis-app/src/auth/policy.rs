@@ -478,6 +478,9 @@ ops! {
     PrefixListGet = "prefix_list_get" => scoped(Area::Firewall, RO);
     InstanceFirewallsUpdate = "instance_firewalls_update" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
     InstanceFirewallsApply = "instance_firewalls_apply" => entity(Area::Instances, RW, GrantKind::Instance, P_RW);
+
+    // The default and forbidden IPv4 ranges of VPCs (the same for every account).
+    VpcDefaultRanges = "vpc_default_ranges" => scoped(Area::Vpc, RO);
 }
 
 #[cfg(test)]

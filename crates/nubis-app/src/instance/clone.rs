@@ -353,6 +353,7 @@ async fn copy_profiles(
                 default_ipv4: Some(f.default_ipv4),
                 default_ipv6: Some(f.default_ipv6),
                 firewall_id: None,
+                ipv6: c.ipv6,
             };
             super::linode_interfaces::insert_linode(tx, actor, dst, &v, "")
                 .await
@@ -396,5 +397,6 @@ fn copied_interface(f: &nubis_store::interfaces::InterfaceRow) -> ValidInterface
         subnet_id: f.subnet_id,
         vpc_ipv4: None,
         nat: f.nat_1_1.as_ref().map(|_| Nat::Any),
+        ipv6: f.vpc_ipv6.as_ref().map(|v| crate::vpc::ipv6::ValidInterfaceIpv6::from_row(v, false)),
     }
 }

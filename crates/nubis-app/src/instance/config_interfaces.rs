@@ -33,7 +33,7 @@ pub struct ConfigInterfaceUpdate {
     pub ipv4: Option<InterfaceIpv4Request>,
     /// Routed ranges are not offered: empty or null.
     pub ip_ranges: Option<Vec<String>>,
-    /// IPv6 on VPC interfaces is not offered: only null.
+    /// Refused (only null): an interface's IPv6 is given when it is created.
     #[schema(schema_with = nubis_model::schema::null_only)]
     pub ipv6: Option<serde_json::Value>,
 }
@@ -58,6 +58,7 @@ pub(crate) fn interface_record(inst: &InstanceRow, f: &InterfaceRow) -> Interfac
         vpc_id: f.vpc_id,
         subnet_id: f.subnet_id,
         ipv4: vpc.then(|| InterfaceIpv4 { vpc: f.vpc_ipv4.clone(), nat_1_1: f.nat_1_1.clone() }),
+        ipv6: crate::vpc::ipv6::interface_ipv6_view(f),
         ip_ranges: Vec::new(),
     }
 }
@@ -184,7 +185,7 @@ impl App {
             "ip_ranges",
             "Routed IPv4 ranges on interfaces are not supported",
         );
-        p.check(input.ipv6.is_none(), "ipv6", "IPv6 on VPC interfaces is not offered");
+        p.check(input.ipv6.is_none(), "ipv6", "An interface's IPv6 is given when it is created and cannot be changed");
         let address = match input.ipv4.as_ref().and_then(|v| v.vpc.as_deref()).filter(|a| !a.is_empty()) {
             None => None,
             Some(a) => match a.parse::<Ipv4Addr>() {

@@ -20,6 +20,8 @@ use super::linode_request::{DefaultRouteRequest, LinodeParts, PublicRequest, Vla
 use crate::App;
 use crate::auth::Actor;
 use crate::catalog::RegionInfo;
+use crate::vpc::InterfaceIpv6Request;
+use crate::vpc::ipv6::{ValidInterfaceIpv6, allocate_interface_ipv6, check_interface_ipv6, interface_slaac_address};
 
 /// VLANs an account may have in one region (the reference's limit).
 pub(crate) const MAX_VLANS_PER_REGION: usize = 10;
@@ -54,9 +56,9 @@ pub struct InterfaceRequest {
     pub ipv4: Option<InterfaceIpv4Request>,
     /// Routed ranges are not offered: empty or null.
     pub ip_ranges: Option<Vec<String>>,
-    /// IPv6 on VPC interfaces is not offered: only null.
-    #[schema(schema_with = nubis_model::schema::null_only)]
-    pub ipv6: Option<serde_json::Value>,
+    /// vpc interfaces on a subnet with IPv6: the interface's SLAAC /64 and routed ranges.
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub ipv6: Option<InterfaceIpv6Request>,
     /// Linode interfaces: a firewall the instance is assigned to.
     pub firewall_id: Option<i64>,
     #[serde(default, deserialize_with = "nubis_model::object::object")]
@@ -81,7 +83,6 @@ impl InterfaceRequest {
         p.check(self.vpc.is_none(), "vpc", reason);
         p.check(self.vlan.is_none(), "vlan", reason);
         p.check(self.rdma_vpc.is_none(), "rdma_vpc", "RDMA VPC interfaces are not offered");
-        p.check(self.ipv6.is_none(), "ipv6", "IPv6 on VPC interfaces is not offered");
     }
 
     /// It names a Linode interface's fields and none of a profile interface's.
@@ -131,6 +132,8 @@ pub(crate) struct ValidInterface {
     pub vpc_ipv4: Option<Ipv4Addr>,
     /// `ipv4.nat_1_1`: `any` (the instance's public IPv4 address) or one of its public addresses.
     pub nat: Option<Nat>,
+    /// The IPv6 asked for (vpc interfaces).
+    pub ipv6: Option<ValidInterfaceIpv6>,
 }
 
 fn blank(v: &Option<String>) -> bool {
@@ -178,6 +181,7 @@ pub(crate) fn check_interfaces(
         if purpose != Some(Purpose::Vpc) {
             q.check(f.subnet_id.is_none(), "subnet_id", "Only allowed for vpc interfaces");
             q.check(!ipv4_given, "ipv4", "Only allowed for vpc interfaces");
+            q.check(f.ipv6.is_none(), "ipv6", "Only allowed for vpc interfaces");
         }
         if f.ip_ranges.as_ref().is_some_and(|r| !r.is_empty()) {
             q.add("ip_ranges", "Routed IPv4 ranges on interfaces are not supported");
@@ -190,6 +194,7 @@ pub(crate) fn check_interfaces(
             subnet_id: None,
             vpc_ipv4: None,
             nat: None,
+            ipv6: None,
         };
         match purpose {
             Some(Purpose::Public) => {
@@ -245,6 +250,7 @@ pub(crate) fn check_interfaces(
                     }
                     valid.nat = check_nat(&mut q, v4.nat_1_1.as_deref(), new_instance);
                 }
+                valid.ipv6 = f.ipv6.as_ref().map(|r| check_interface_ipv6(&mut q, r));
             }
             None => {}
         }
@@ -334,6 +340,7 @@ pub(crate) async fn create_interfaces(
             nat_1_1: nat.as_deref(),
             default_ipv4: false,
             default_ipv6: false,
+            vpc_ipv6: None,
             created: now,
         };
         position += 1;
@@ -389,8 +396,19 @@ pub(crate) async fn create_interfaces(
             new.vpc_id = Some(s.vpc_id);
             new.subnet_id = Some(sid);
             new.vpc_ipv4 = Some((Ipv4Addr::from(address).to_string(), address));
+            if let Some(v6) = &f.ipv6 {
+                let field = format!("interfaces[{i}].ipv6");
+                new.vpc_ipv6 = Some(allocate_interface_ipv6(tx, sid, s.ipv6_range.as_deref(), v6, &field).await?);
+            }
         }
         match tx.interface_insert(&new).await {
+            Ok(row) if new.vpc_ipv6.is_some() => {
+                // The SLAAC address is the EUI-64 of the interface's MAC, known with its id.
+                let range = new.vpc_ipv6.as_ref().map(|v| v.slaac_range.clone()).unwrap_or_default();
+                let address = interface_slaac_address(row.id, &range)
+                    .ok_or_else(|| Error::internal("a SLAAC range that is not a /64"))?;
+                out.push(tx.interface_set_vpc_ipv6_address(row.id, &address).await?);
+            }
             Ok(row) => out.push(row),
             Err(Error::Unique(_)) if explicit => {
                 return Err(Error::invalid(

@@ -93,7 +93,7 @@ pub(crate) fn linode_record(inst: &InstanceRow, f: &InterfaceRow, a: &Addresses)
                 .collect(),
             ranges: Vec::new(),
         },
-        ipv6: None,
+        ipv6: crate::vpc::ipv6::interface_ipv6_view(f),
     });
     let vlan = (f.purpose == "vlan").then(|| VlanInterface {
         vlan_label: f.label.clone().unwrap_or_default(),
@@ -154,6 +154,7 @@ fn linode_fields(e: Error, prefix: &str) -> Error {
             "ipv4.nat_1_1" => "vpc.ipv4.addresses[0].nat_1_1_address",
             "label" => "vlan.vlan_label",
             "ipam_address" => "vlan.ipam_address",
+            other if other.starts_with("ipv6") => return format!("{prefix}vpc.{other}"),
             other => other,
         };
         format!("{prefix}{mapped}")
@@ -212,6 +213,7 @@ pub(crate) async fn insert_linode(
         subnet_id,
         vpc_ipv4,
         nat,
+        ipv6: v.ipv6.clone(),
     };
     let t = Target { account_id: inst.account_id, instance_id: inst.id, region: &inst.region, config_id: None };
     let mut f = create_interfaces(tx, t, 0, std::slice::from_ref(&legacy))
@@ -291,6 +293,7 @@ pub(crate) async fn create_for_new_instance(
             default_ipv4: Some(true),
             default_ipv6: Some(true),
             firewall_id: None,
+            ipv6: None,
         };
         insert_linode(tx, actor, inst, &public, "").await?;
     }

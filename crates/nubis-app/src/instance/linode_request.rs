@@ -78,9 +78,9 @@ pub struct VpcRequest {
     pub subnet_id: Option<i64>,
     #[serde(default, deserialize_with = "nubis_model::object::object")]
     pub ipv4: Option<VpcIpv4Request>,
-    /// IPv6 on VPC interfaces is not offered: only null.
-    #[schema(schema_with = nubis_model::schema::null_only)]
-    pub ipv6: Option<serde_json::Value>,
+    /// On a subnet with IPv6: the interface's SLAAC /64 and routed ranges.
+    #[serde(default, deserialize_with = "nubis_model::object::object")]
+    pub ipv6: Option<crate::vpc::InterfaceIpv6Request>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -138,6 +138,8 @@ pub(crate) struct ValidLinodeInterface {
     pub default_ipv4: Option<bool>,
     pub default_ipv6: Option<bool>,
     pub firewall_id: Option<i64>,
+    /// The IPv6 asked for (VPC interfaces).
+    pub ipv6: Option<crate::vpc::ipv6::ValidInterfaceIpv6>,
 }
 
 /// Public addresses named in a request: `auto` or an IPv4 address (each one of the instance's
@@ -196,6 +198,7 @@ pub(crate) fn check_linode_interface(
         return None;
     }
     let route = r.default_route.unwrap_or_default();
+    let mut ipv6 = None;
     let kind = if let Some(pb) = r.public {
         let mut addresses = Vec::new();
         if let Some(list) = pb.ipv4.as_ref().and_then(|v| v.addresses.as_ref()) {
@@ -214,7 +217,11 @@ pub(crate) fn check_linode_interface(
         }
         LinodeKind::Public { addresses, ranges }
     } else if let Some(v) = r.vpc {
-        p.check(v.ipv6.is_none(), "vpc.ipv6", "IPv6 on VPC interfaces is not offered");
+        if let Some(r) = &v.ipv6 {
+            let mut q = Problems::new();
+            ipv6 = Some(crate::vpc::ipv6::check_interface_ipv6(&mut q, r));
+            p.extend_prefixed("vpc", q);
+        }
         if v.subnet_id.is_none() {
             p.add("vpc.subnet_id", "A VPC interface needs a subnet_id");
         }
@@ -282,7 +289,13 @@ pub(crate) fn check_linode_interface(
         };
         LinodeKind::Vlan { label, ipam_address }
     };
-    Some(ValidLinodeInterface { kind, default_ipv4: route.ipv4, default_ipv6: route.ipv6, firewall_id: r.firewall_id })
+    Some(ValidLinodeInterface {
+        kind,
+        default_ipv4: route.ipv4,
+        default_ipv6: route.ipv6,
+        firewall_id: r.firewall_id,
+        ipv6,
+    })
 }
 
 /// The interfaces of an instance with Linode interfaces: at most three, one public, one VPC,

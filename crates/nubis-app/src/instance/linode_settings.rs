@@ -266,6 +266,7 @@ fn upgraded(all: &[InterfaceRow], config_id: Option<i64>) -> Vec<ValidLinodeInte
             default_ipv4: Some(true),
             default_ipv6: Some(true),
             firewall_id: None,
+            ipv6: None,
         }];
     }
     let route = mine.iter().find(|f| f.primary).or_else(|| mine.iter().find(|f| f.purpose != "vlan")).map(|f| f.id);
@@ -288,6 +289,7 @@ fn upgraded(all: &[InterfaceRow], config_id: Option<i64>) -> Vec<ValidLinodeInte
                 default_ipv6: Some(f.purpose == "public"),
                 kind,
                 firewall_id: None,
+                ipv6: f.vpc_ipv6.as_ref().map(|v| crate::vpc::ipv6::ValidInterfaceIpv6::from_row(v, true)),
             }
         })
         .collect()
@@ -340,6 +342,7 @@ async fn preview(
                 version: 1,
                 created: now,
                 updated: now,
+                vpc_ipv6: None,
             };
             linode_record(inst, &f, &a)
         })

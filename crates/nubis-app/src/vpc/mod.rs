@@ -3,7 +3,7 @@
 //! and deletes refused while an instance interface uses a subnet.
 
 use std::sync::Arc;
-mod ipv6;
+pub(crate) mod ipv6;
 mod validate;
 mod view;
 
@@ -18,6 +18,7 @@ use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::vpcs::{NewSubnet, NewVpc, SubnetRow, VpcParts, VpcRow};
 
+pub use ipv6::{InterfaceIpv6Request, Ipv6RangeRequest};
 pub use validate::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 pub(crate) use view::{VpcWorld, interface_active};
 
@@ -109,26 +110,47 @@ impl App {
         self.authorize(actor, Op::VpcCreate).await?;
         let valid = validate::check_vpc_create(&self.catalog, &input)?;
         let valid = &valid;
+        let region =
+            self.catalog.region(&valid.region).ok_or_else(|| Error::invalid("region", "region is not valid"))?;
         let (v, subnets) = self
             .write(|tx| {
                 Box::pin(async move {
                     let now = Timestamp::now();
+                    let v6 = match valid.ipv6 {
+                        None => None,
+                        Some(ask) => {
+                            Some(ipv6::allocate_vpc_range(tx, region, ask, "ipv6[0].range").await?.to_string())
+                        }
+                    };
                     let v = tx
                         .vpc_insert(&NewVpc {
                             account_id: actor.account_id(),
                             label: &valid.label,
                             description: &valid.description,
                             region: &valid.region,
+                            ipv6_range: v6.as_deref(),
                             created: now,
                         })
                         .await
-                        .map_err(|e| e.unique_as("label", LABEL_TAKEN))?;
+                        // A concurrent create took the same range: pick again.
+                        .map_err(|e| match e {
+                            Error::Unique(ref c) if c.contains("ipv6") => Error::Retry,
+                            e => e.unique_as("label", LABEL_TAKEN),
+                        })?;
                     tx.event_insert(
                         &event(actor, "vpc_create", vpc_entity(&v)).visible_with(GrantKind::Vpc, v.id).build(),
                     )
                     .await?;
-                    let mut rows = Vec::new();
+                    let mut rows: Vec<SubnetRow> = Vec::new();
                     for (i, s) in valid.subnets.iter().enumerate() {
+                        let v6 = match s.ipv6 {
+                            None => None,
+                            Some(ask) => {
+                                let others = rows.iter().filter_map(|r| r.ipv6_range.as_deref());
+                                let field = format!("subnets[{i}].ipv6[0].range");
+                                Some(ipv6::subnet_range(&v, ask, others, &field)?.to_string())
+                            }
+                        };
                         let row = tx
                             .subnet_insert(&NewSubnet {
                                 vpc_id: v.id,
@@ -137,6 +159,7 @@ impl App {
                                 ipv4: &s.net.to_string(),
                                 first_v4: s.first(),
                                 last_v4: s.last(),
+                                ipv6_range: v6.as_deref(),
                                 created: now,
                             })
                             .await
@@ -243,6 +266,14 @@ impl App {
                             format!("Overlaps subnet '{}' ({}) of this VPC", o.label, o.ipv4),
                         ));
                     }
+                    let v6 = match s.ipv6 {
+                        None => None,
+                        Some(ask) => {
+                            let others = tx.subnets_of_vpc(vpc_id).await?;
+                            let others = others.iter().filter_map(|o| o.ipv6_range.as_deref());
+                            Some(ipv6::subnet_range(&v, ask, others, "ipv6[0].range")?.to_string())
+                        }
+                    };
                     let row = tx
                         .subnet_insert(&NewSubnet {
                             vpc_id,
@@ -251,6 +282,7 @@ impl App {
                             ipv4: &s.net.to_string(),
                             first_v4: s.first(),
                             last_v4: s.last(),
+                            ipv6_range: v6.as_deref(),
                             created: Timestamp::now(),
                         })
                         .await

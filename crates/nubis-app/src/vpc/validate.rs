@@ -12,6 +12,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa::openapi::Schema;
 
+use super::ipv6::{Ipv6RangeRequest, RangeAsk, check_ipv6_list};
 use crate::catalog::Catalog;
 
 /// `POST /v4/vpcs`.
@@ -30,10 +31,10 @@ pub struct VpcCreate {
     /// Subnets created with the VPC, all or none.
     #[serde(default, deserialize_with = "nubis_model::object::objects")]
     pub subnets: Option<Vec<SubnetCreate>>,
-    /// Refused: nubis's VPCs have no IPv6 (`/v4/regions/vpc-availability` offers no prefix).
-    #[serde(default, deserialize_with = "present")]
-    #[schema(schema_with = nubis_model::schema::absent)]
-    pub ipv6: Option<Option<serde_json::Value>>,
+    /// At most one: the VPC's IPv6 range (`auto` or `/52`: picked from the region's IPv6 block;
+    /// or a /52 of that block not used by another VPC or range).
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
+    pub ipv6: Option<Vec<Ipv6RangeRequest>>,
 }
 
 /// `POST /v4/vpcs/{vpc_id}/subnets`, and one entry of `subnets` in a VPC create.
@@ -45,10 +46,10 @@ pub struct SubnetCreate {
     /// overlapping `192.168.128.0/17` nor another subnet of the VPC.
     #[schema(required = true, value_type = String)]
     pub ipv4: Option<String>,
-    /// Refused: nubis's VPCs have no IPv6.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(schema_with = nubis_model::schema::absent)]
-    pub ipv6: Option<Option<serde_json::Value>>,
+    /// At most one: the subnet's IPv6 range inside its VPC's (`auto`: a /56; `/52`..`/62`; or
+    /// a range in CIDR form), not overlapping another subnet's. The VPC must have IPv6.
+    #[serde(default, deserialize_with = "nubis_model::object::objects")]
+    pub ipv6: Option<Vec<Ipv6RangeRequest>>,
 }
 
 /// `PUT /v4/vpcs/{vpc_id}`.
@@ -71,8 +72,6 @@ pub struct SubnetUpdate {
     #[schema(schema_with = nubis_model::schema::absent)]
     pub ipv4: Option<Option<serde_json::Value>>,
 }
-
-const NO_IPV6: &str = "IPv6 is not offered for VPCs by this cloud (no prefix length is available)";
 
 pub(crate) const LABEL_RULE: &str =
     "Must only use ASCII letters, numbers, and dashes: 1-64 characters, without two dashes in a row";
@@ -105,6 +104,7 @@ pub(crate) fn check_description(p: &mut Problems, description: &str) {
 pub(crate) struct ValidSubnet {
     pub label: String,
     pub net: Ipv4Net,
+    pub ipv6: Option<RangeAsk>,
 }
 
 impl ValidSubnet {
@@ -119,7 +119,7 @@ impl ValidSubnet {
 /// The checks of one subnet on its own, with fields relative to the subnet (`label`, `ipv4`).
 pub(crate) fn check_subnet(s: &SubnetCreate) -> (Problems, Option<ValidSubnet>) {
     let mut p = Problems::new();
-    p.check(s.ipv6.is_none(), "ipv6", NO_IPV6);
+    let ipv6 = check_ipv6_list(&mut p, s.ipv6.as_deref(), false);
     match &s.label {
         None => p.add("label", "Label is required"),
         Some(l) => check_label(&mut p, "label", l),
@@ -138,7 +138,7 @@ pub(crate) fn check_subnet(s: &SubnetCreate) -> (Problems, Option<ValidSubnet>) 
         },
     };
     let valid = match (p.is_empty(), &s.label, net) {
-        (true, Some(label), Some(net)) => Some(ValidSubnet { label: label.clone(), net }),
+        (true, Some(label), Some(net)) => Some(ValidSubnet { label: label.clone(), net, ipv6 }),
         _ => None,
     };
     (p, valid)
@@ -149,6 +149,7 @@ pub(crate) struct ValidVpc {
     pub label: String,
     pub description: String,
     pub region: String,
+    pub ipv6: Option<RangeAsk>,
     pub subnets: Vec<ValidSubnet>,
 }
 
@@ -163,7 +164,7 @@ pub(crate) fn check_vpc_create(catalog: &Catalog, input: &VpcCreate) -> Result<V
     if let Some(d) = &input.description {
         check_description(&mut p, d);
     }
-    p.check(input.ipv6.is_none(), "ipv6", NO_IPV6);
+    let ipv6 = check_ipv6_list(&mut p, input.ipv6.as_deref(), true);
     match input.region.as_deref() {
         None => p.add("region", "Region is required"),
         Some(r) => match catalog.region(r) {
@@ -176,6 +177,9 @@ pub(crate) fn check_vpc_create(catalog: &Catalog, input: &VpcCreate) -> Result<V
     let mut seen: Vec<Option<ValidSubnet>> = Vec::new();
     for (i, s) in input.subnets.iter().flatten().enumerate() {
         let (mut sp, valid) = check_subnet(s);
+        if s.ipv6.as_ref().is_some_and(|l| !l.is_empty()) && input.ipv6.as_ref().is_none_or(Vec::is_empty) {
+            sp.add("ipv6[0].range", "The VPC has no IPv6 range: give the VPC ipv6 to give its subnets IPv6");
+        }
         if let Some(v) = &valid {
             if let Some(j) = seen.iter().position(|o| o.as_ref().is_some_and(|o| o.label == v.label)) {
                 sp.add("label", format!("Label must be unique among the VPC's subnets (subnets[{j}] has it)"));
@@ -192,6 +196,7 @@ pub(crate) fn check_vpc_create(catalog: &Catalog, input: &VpcCreate) -> Result<V
         label: input.label.clone().unwrap_or_default(),
         description: input.description.clone().unwrap_or_default(),
         region: input.region.clone().unwrap_or_default(),
+        ipv6,
         subnets: seen.into_iter().flatten().collect(),
     })
 }

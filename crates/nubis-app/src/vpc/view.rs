@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 
 use nubis_ipam::subnet_mask_v4;
 use nubis_model::instance::Status;
-use nubis_model::vpc::{Subnet, SubnetInstance, SubnetInterface, Vpc, VpcIp};
+use nubis_model::vpc::{Ipv6RangeEntry, Subnet, SubnetInstance, SubnetInterface, Vpc, VpcIp};
 use nubis_store::instances::InstanceRow;
 use nubis_store::interfaces::InterfaceRow;
 use nubis_store::vpcs::{SubnetRow, VpcInterface, VpcRow};
@@ -61,6 +61,7 @@ impl VpcWorld {
             id: s.id,
             label: s.label.clone(),
             ipv4: s.ipv4.clone(),
+            ipv6: s.ipv6_range.iter().map(|r| Ipv6RangeEntry { range: r.clone() }).collect(),
             instances: by_instance.into_iter().map(|(id, interfaces)| SubnetInstance { id, interfaces }).collect(),
             created: s.created,
             updated: s.updated,
@@ -77,6 +78,7 @@ impl VpcWorld {
             label: v.label.clone(),
             description: v.description.clone(),
             region: v.region.clone(),
+            ipv6: v.ipv6_range.iter().map(|r| Ipv6RangeEntry { range: r.clone() }).collect(),
             subnets: self.subnets_of(v.id),
             created: v.created,
             updated: v.updated,

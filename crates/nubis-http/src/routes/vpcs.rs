@@ -7,7 +7,8 @@ use nubis_app::App;
 use nubis_app::vpc::{SubnetCreate, SubnetUpdate, VpcCreate, VpcUpdate};
 use nubis_model::page::Page;
 use nubis_model::vpc::{
-    SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, VPC_IPV6_FILTERABLE, Vpc, VpcIp, VpcIpv6,
+    SUBNET_FILTERABLE, Subnet, VPC_FILTERABLE, VPC_IP_FILTERABLE, VPC_IPV6_FILTERABLE, Vpc, VpcDefaultRanges, VpcIp,
+    VpcIpv6,
 };
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
@@ -26,6 +27,7 @@ pub fn router() -> OpenApiRouter<ApiState> {
         .routes(routes!(vpc_ips_list))
         .routes(routes!(vpc_ipv6s_list_all))
         .routes(routes!(vpc_ipv6s_list))
+        .routes(routes!(vpc_default_ranges))
         .routes(routes!(subnet_list, subnet_create))
         .routes(routes!(subnet_get, subnet_update, subnet_delete))
 }
@@ -129,14 +131,14 @@ async fn subnet_delete(
     Ok(empty())
 }
 
-/// The IPv6 ranges of every VPC interface of the account (none: nubis's VPCs have no IPv6).
+/// The IPv6 (SLAAC /64 and address) of every VPC interface with IPv6 of the account.
 #[utoipa::path(get, path = "/v4/vpcs/ipv6s", tag = "vpcs", responses((status = 200, description = "A page of the IPv6 ranges of every VPC interface", body = Page<VpcIpv6>)))]
 async fn vpc_ipv6s_list_all(State(app): State<App>, actor: Auth, q: ListQuery) -> ApiResult<Response> {
     let filter = filter_of(&q, VPC_IPV6_FILTERABLE)?;
     Ok(Json(app.vpc_ipv6s_list_all(&actor, &filter, q.page).await?).into_response())
 }
 
-/// The IPv6 ranges of the VPC's interfaces (none: nubis's VPCs have no IPv6).
+/// The IPv6 (SLAAC /64 and address) of the VPC's interfaces with IPv6.
 #[utoipa::path(get, path = "/v4/vpcs/{vpc_id}/ipv6s", tag = "vpcs", params(("vpc_id" = i64, Path)), responses((status = 200, description = "A page of the VPC's interface IPv6 ranges", body = Page<VpcIpv6>)))]
 async fn vpc_ipv6s_list(
     State(app): State<App>,
@@ -146,4 +148,10 @@ async fn vpc_ipv6s_list(
 ) -> ApiResult<Response> {
     let filter = filter_of(&q, VPC_IPV6_FILTERABLE)?;
     Ok(Json(app.vpc_ipv6s_list(&actor, id, &filter, q.page).await?).into_response())
+}
+
+/// The default IPv4 ranges of VPCs and the range no subnet may overlap.
+#[utoipa::path(get, path = "/v4/vpcs/default-ranges", tag = "vpcs", responses((status = 200, body = VpcDefaultRanges)))]
+async fn vpc_default_ranges(State(app): State<App>, actor: Auth) -> ApiResult<Json<VpcDefaultRanges>> {
+    Ok(Json(app.vpc_default_ranges(&actor).await?))
 }

@@ -301,12 +301,14 @@ async fn a_restricted_user_without_grants_finds_no_entity_cannot_create_and_sees
     let mut checked = 0;
     for (m, path, id) in operations(&s).await {
         // The account's default firewalls, the templates, the rule sets (read by every user of the
-        // account) and the prefix lists (nubis's own) are no entities with grants.
+        // account), the prefix lists (nubis's own) and the VPC default ranges are no entities with
+        // grants.
         let not_entities = [
             "/v4/networking/firewalls/settings",
             "/v4/networking/firewalls/templates",
             "/v4/networking/firewalls/rulesets",
             "/v4/networking/prefixlists",
+            "/v4/vpcs/default-ranges",
         ];
         if !is_network_area(&path) || not_entities.iter().any(|p| path.starts_with(p)) {
             continue;

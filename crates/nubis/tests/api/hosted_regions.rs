@@ -1,6 +1,5 @@
-//! The rest of `/regions` as the hosted API serves it (plan and VPC availability), and the
-//! hosted fields nubis does not offer (VPC IPv6) refused with a 400 naming them
-//! rather than dropped.
+//! The rest of `/regions` as the hosted API serves it (plan and VPC availability).
+//! VPC IPv6 itself is in `hosted_vpc_ipv6`, UDP balancing in `hosted_udp`.
 
 use serde_json::json;
 
@@ -26,13 +25,13 @@ async fn plan_availability_is_listed_per_region_and_for_one_region() {
 }
 
 #[tokio::test]
-async fn vpc_availability_follows_the_vpcs_capability_and_offers_no_ipv6() {
+async fn vpc_availability_follows_the_vpcs_capability_and_offers_52_where_vpcs_are() {
     let s = TestServer::start().await;
     let anon = s.api().anonymous();
     let l = anon.get("/regions/vpc-availability").await;
     let data = l.ok()["data"].as_array().unwrap().clone();
     let east = data.iter().find(|e| e["region"] == "us-east").unwrap();
-    assert_eq!(east, &json!({"region": "us-east", "available": true, "available_ipv6_prefix_lengths": []}));
+    assert_eq!(east, &json!({"region": "us-east", "available": true, "available_ipv6_prefix_lengths": [52]}));
     // ap-south has no VPCs capability in the default catalog.
     let south = anon.get("/regions/ap-south/vpc-availability").await;
     assert_eq!(south.ok(), &json!({"region": "ap-south", "available": false, "available_ipv6_prefix_lengths": []}));
@@ -42,11 +41,11 @@ async fn vpc_availability_follows_the_vpcs_capability_and_offers_no_ipv6() {
 }
 
 #[tokio::test]
-async fn vpc_ipv6_is_refused_naming_the_field_and_nothing_is_created() {
+async fn subnet_ipv6_without_vpc_ipv6_is_refused_naming_the_field_and_nothing_is_created() {
     let s = TestServer::start().await;
     let api = s.api();
-    let r = api.post("/vpcs", json!({"label": "v6", "region": "us-east", "ipv6": [{"range": "auto"}]})).await;
-    r.expect_error(400, "ipv6");
+    let r = api.post("/vpcs", json!({"label": "v6", "region": "us-east", "ipv6": [{"range": "/47"}]})).await;
+    r.expect_error(400, "ipv6[0].range");
     let r = api
         .post(
             "/vpcs",
@@ -54,19 +53,19 @@ async fn vpc_ipv6_is_refused_naming_the_field_and_nothing_is_created() {
                               "subnets": [{"label": "s", "ipv4": "10.0.0.0/24", "ipv6": [{"range": "auto"}]}]}),
         )
         .await;
-    r.expect_error(400, "subnets[0].ipv6");
+    r.expect_error(400, "subnets[0].ipv6[0].range");
     assert_eq!(api.get("/vpcs").await.ok()["results"], 0);
     let v = api.post("/vpcs", json!({"label": "v4-only", "region": "us-east"})).await;
     let id = v.ok()["id"].as_i64().unwrap();
     let r = api
         .post(&format!("/vpcs/{id}/subnets"), json!({"label": "s", "ipv4": "10.0.0.0/24", "ipv6": [{"range": "auto"}]}))
         .await;
-    r.expect_error(400, "ipv6");
+    r.expect_error(400, "ipv6[0].range");
     assert_eq!(api.get(&format!("/vpcs/{id}/subnets")).await.ok()["results"], 0);
 }
 
 #[tokio::test]
-async fn vpc_ipv6_lists_are_checked_like_the_ipv4_ones_and_empty() {
+async fn vpc_ipv6_lists_are_checked_like_the_ipv4_ones_and_empty_without_ipv6_interfaces() {
     let s = TestServer::start().await;
     let api = s.api();
     let v = api

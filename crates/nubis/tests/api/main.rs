@@ -34,6 +34,7 @@ mod hosted_firewalls;
 mod hosted_maintenance;
 mod hosted_regions;
 mod hosted_udp;
+mod hosted_vpc_ipv6;
 mod instance_configs;
 mod instance_disks;
 mod instance_lifecycle;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 
-use ipnet::{IpNet, Ipv4Net};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use nubis_model::Result;
 use nubis_model::instance::Status;
 use nubis_model::ip::IpAddress;
@@ -44,10 +44,14 @@ impl App {
         let vpc_ids: Vec<i64> =
             interfaces.iter().filter_map(|f| f.vpc_id).collect::<BTreeSet<_>>().into_iter().collect();
         let (subnets, _) = self.store.subnets_with_interfaces(&vpc_ids).await?;
-        let mut vpc_nets: HashMap<i64, Vec<Ipv4Net>> = HashMap::new();
+        let mut vpc_nets: HashMap<i64, Vec<IpNet>> = HashMap::new();
         for s in &subnets {
             if let Ok(n) = s.ipv4.parse::<Ipv4Net>() {
-                vpc_nets.entry(s.vpc_id).or_default().push(n);
+                vpc_nets.entry(s.vpc_id).or_default().push(IpNet::V4(n));
+            }
+            // A subnet's IPv6 range: on the link of the VPC interfaces with IPv6.
+            if let Some(n) = s.ipv6_range.as_deref().and_then(|r| r.parse::<Ipv6Net>().ok()) {
+                vpc_nets.entry(s.vpc_id).or_default().push(IpNet::V6(n));
             }
         }
         let mut d = Desired::default();
@@ -107,7 +111,7 @@ impl App {
         inst: &InstanceRow,
         region: u16,
         interfaces: &[&InterfaceRow],
-        vpc_nets: &HashMap<i64, Vec<Ipv4Net>>,
+        vpc_nets: &HashMap<i64, Vec<IpNet>>,
     ) -> Result<InstanceSpec> {
         let ips = self.address_book_of_instance(inst).await?.instance_ips(inst);
         let mut public: Vec<IpNet> = ips.ipv4.public.iter().chain(&ips.ipv4.private).filter_map(net).collect();
@@ -133,7 +137,14 @@ impl App {
                 }),
                 "vpc" => {
                     let Some(vpc) = f.vpc_id else { continue };
-                    let nets = vpc_nets.get(&vpc).cloned().unwrap_or_default();
+                    let all = vpc_nets.get(&vpc).cloned().unwrap_or_default();
+                    let nets: Vec<Ipv4Net> = all
+                        .iter()
+                        .filter_map(|n| match n {
+                            IpNet::V4(n) => Some(*n),
+                            IpNet::V6(_) => None,
+                        })
+                        .collect();
                     let addr = f.vpc_ipv4.as_deref().and_then(v4);
                     let mut addresses = Vec::new();
                     if let Some(a) = addr {
@@ -144,8 +155,18 @@ impl App {
                             nat.push((p, a));
                         }
                     }
-                    let routes = nets.iter().filter(|n| !addr.is_some_and(|a| n.contains(&a))).map(|n| IpNet::V4(*n));
-                    nics.push(NicSpec { name, segment: Segment::Vpc(vpc), addresses, routes: routes.collect() });
+                    let mut routes: Vec<IpNet> =
+                        nets.iter().filter(|n| !addr.is_some_and(|a| n.contains(&a))).map(|n| IpNet::V4(*n)).collect();
+                    // The interface's SLAAC address in its /64, and the VPC's IPv6 subnets on the link.
+                    let slaac = f.vpc_ipv6.as_ref().and_then(|v| {
+                        let a = v.slaac_address.parse::<std::net::Ipv6Addr>().ok()?;
+                        Ipv6Net::new(a, 64).ok()
+                    });
+                    if let Some(a) = slaac {
+                        addresses.push(IpNet::V6(a));
+                        routes.extend(all.iter().filter(|n| matches!(n, IpNet::V6(_))).copied());
+                    }
+                    nics.push(NicSpec { name, segment: Segment::Vpc(vpc), addresses, routes });
                 }
                 "vlan" => {
                     let key = format!("{}/{}/{}", inst.account_id, inst.region, f.label.as_deref().unwrap_or_default());
