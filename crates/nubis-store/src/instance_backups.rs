@@ -104,6 +104,15 @@ async fn backup_get(h: Handle<'_>, instance_id: i64, id: i64) -> Result<Option<B
     query(sql).bind(id).bind(instance_id).fetch_optional(h).await?.as_ref().map(backup).transpose()
 }
 
+/// A backup of any instance of the account.
+async fn backup_of_account(h: Handle<'_>, account_id: i64, id: i64) -> Result<Option<BackupRow>> {
+    let sql = format!(
+        "SELECT {COLS} FROM instance_backups WHERE id = $1 AND instance_id IN (SELECT id FROM instances WHERE \
+         account_id = $2)"
+    );
+    query(sql).bind(id).bind(account_id).fetch_optional(h).await?.as_ref().map(backup).transpose()
+}
+
 async fn schedule(h: Handle<'_>, instance_id: i64) -> Result<(Option<String>, Option<String>)> {
     let r = query("SELECT sched_day, sched_window FROM instance_backup_schedules WHERE instance_id = $1")
         .bind(instance_id)
@@ -148,6 +157,11 @@ impl Tx<'_> {
     /// One backup of an instance, read inside the transaction.
     pub async fn backup_get(&mut self, instance_id: i64, id: i64) -> Result<Option<BackupRow>> {
         backup_get(self.h(), instance_id, id).await
+    }
+
+    /// A backup of any instance of the account, read inside the transaction.
+    pub async fn backup_of_account(&mut self, account_id: i64, id: i64) -> Result<Option<BackupRow>> {
+        backup_of_account(self.h(), account_id, id).await
     }
 
     /// Deletes the instance's backups of one kind (`None`: all of them).
@@ -217,6 +231,11 @@ impl Store {
 
     pub async fn backup_get(&self, instance_id: i64, id: i64) -> Result<Option<BackupRow>> {
         backup_get(self.r(), instance_id, id).await
+    }
+
+    /// A backup of any instance of the account.
+    pub async fn backup_of_account(&self, account_id: i64, id: i64) -> Result<Option<BackupRow>> {
+        backup_of_account(self.r(), account_id, id).await
     }
 
     /// The backup state of some instances: `(instance_id, state)` for those with a schedule or

@@ -160,6 +160,7 @@ impl App {
                     authorized_keys: Vec::new(),
                     authorized_users: Vec::new(),
                     firewall_id: None,
+                    backup_id: None,
                 };
                 let (v, input) = (&v, &input);
                 let row = self
@@ -246,6 +247,7 @@ impl ValidCreate {
             authorized_keys: Vec::new(),
             authorized_users: Vec::new(),
             firewall_id: None,
+            backup_id: None,
         }
     }
 }

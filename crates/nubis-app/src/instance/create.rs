@@ -61,8 +61,8 @@ pub struct InstanceCreate {
     /// A firewall to assign the instance to (read_write access to it is required).
     pub firewall_id: Option<i64>,
     pub backups_enabled: Option<bool>,
-    /// Backups are not offered: only null.
-    #[schema(schema_with = nubis_model::schema::null_only)]
+    /// A successful backup of an instance of the account in the same region (instead of an
+    /// image): the instance gets its disks and profiles.
     pub backup_id: Option<i64>,
     /// Public keys installed for root when an image is deployed.
     pub authorized_keys: Option<Vec<String>>,
@@ -148,6 +148,9 @@ pub(crate) struct ValidCreate {
     pub authorized_users: Vec<String>,
     /// A firewall to assign the instance to, in the create transaction.
     pub firewall_id: Option<i64>,
+    /// A backup (of an instance of the account) whose disks and profiles the instance gets
+    /// instead of an image's.
+    pub backup_id: Option<i64>,
 }
 
 /// Hosted fields nubis does not offer: each refused with 400 when given a value that asks for
@@ -165,9 +168,6 @@ fn refuse_unoffered(p: &mut Problems, input: &InstanceCreate) {
         "Only \"linode/migrate\" is offered",
     );
     p.check(input.ipv4.as_ref().is_none_or(Vec::is_empty), "ipv4", "Reserved IPv4 addresses are not offered");
-    if input.backup_id.is_some() {
-        p.add("backup_id", "Backup not found");
-    }
     if input.backup_id.is_some() && input.image.is_some() {
         p.add("image", "image and backup_id are mutually exclusive");
     }
@@ -291,7 +291,7 @@ impl App {
         let has_user_data = check_user_data(&mut p, input.metadata.as_ref(), "metadata.user_data");
         p.finish()?;
         let region = region.ok_or_else(|| Error::internal("region passed its checks without a value"))?;
-        let deployed = image.is_some();
+        let deployed = image.is_some() || input.backup_id.is_some();
         Ok(ValidCreate {
             region,
             kind: input.kind.unwrap_or_default(),
@@ -317,6 +317,7 @@ impl App {
             authorized_keys: input.authorized_keys.unwrap_or_default(),
             authorized_users: input.authorized_users.unwrap_or_default(),
             firewall_id: input.firewall_id,
+            backup_id: input.backup_id,
         })
     }
 }

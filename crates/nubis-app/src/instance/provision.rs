@@ -38,6 +38,9 @@ impl App {
         if let Some(f) = input.firewall_id {
             self.check_firewall_for_new_service(actor, &mut p, f, "firewall_id").await?;
         }
+        if let Some(b) = input.backup_id {
+            self.check_backup_access(actor, &mut p, b).await?;
+        }
         let v = self.check_create(actor, p, input, &usernames)?;
         if let RequestedInterfaces::Legacy(list) = &v.interfaces {
             self.check_interface_access(actor, list).await?;
@@ -156,6 +159,9 @@ impl App {
                 network_helper,
             };
             config_id = Some(deploy::deploy_image(tx, id, &d, now).await?.0.id);
+        }
+        if let Some(b) = v.backup_id {
+            config_id = super::backups::create_from(tx, actor.account_id(), b, &inst, v.plan_disk_mb).await?;
         }
         match &v.interfaces {
             _ if clone_of.is_some() => {}

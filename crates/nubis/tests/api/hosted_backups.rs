@@ -385,3 +385,44 @@ async fn a_service_transfer_moves_the_backup_add_on_with_the_instance() {
     .await;
     assert_eq!(closed, 1, "the sender's add-on meter ended at the transfer");
 }
+
+#[tokio::test]
+async fn an_instance_created_from_a_backup_gets_its_disks_and_profiles_and_boots() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let src = backed_up(&api, "origin").await;
+    let bid = id(api.post(&backups(src), json!({"label": "snap"})).await.ok());
+    let base = json!({"region": "us-east", "type": "g6-nanode-1", "backup_id": bid});
+    let with = |extra: Value| {
+        let mut b = base.clone();
+        b.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        b
+    };
+    // Refused on the field that breaks a rule, and nothing made.
+    let before = api.get("/compute/instances").await.ok()["results"].clone();
+    api.post("/compute/instances", with(json!({"image": "linode/debian12", "root_pass": "aComplexP@ssword-1"})))
+        .await
+        .expect_error(400, "image");
+    api.post("/compute/instances", with(json!({"backup_id": 999_999}))).await.expect_error(400, "backup_id");
+    api.post("/compute/instances", with(json!({"region": "us-west"}))).await.expect_error(400, "region");
+    other_account(&s).post("/compute/instances", base.clone()).await.expect_error(400, "backup_id");
+    assert_eq!(api.get("/compute/instances").await.ok()["results"], before);
+    // Made: the backup's disks and profiles, booted by default (as an image deployment is).
+    let made = id(api.post("/linode/instances", with(json!({"label": "from-backup"}))).await.ok());
+    wait_status(&api, made, "running").await;
+    assert_eq!(disks_of(&api, made).await, disks_of(&api, src).await);
+    assert_eq!(config_labels(&api, made).await, config_labels(&api, src).await);
+    // A restricted user needs read_write on the backup's instance.
+    let (_, bob) = user_with_token(&s, "bobfrombackup", true, "*").await;
+    api.put(
+        "/account/users/bobfrombackup/grants",
+        json!({"global": {"add_instances": true}, "instance": [{"id": src, "permissions": "read_only"}]}),
+    )
+    .await
+    .ok();
+    bob.post("/compute/instances", with(json!({"label": "bobs"}))).await.status_is(403);
+    api.put("/account/users/bobfrombackup/grants", json!({"instance": [{"id": src, "permissions": "read_write"}]}))
+        .await
+        .ok();
+    bob.post("/compute/instances", with(json!({"label": "bobs"}))).await.ok();
+}

@@ -12,7 +12,7 @@ use nubis_model::grants::{GrantKind, Permission};
 use nubis_model::instance::Status;
 use nubis_model::instance_profile::{Device, Devices};
 use nubis_model::page::{Page, PageRequest};
-use nubis_model::{Error, Result, Timestamp};
+use nubis_model::{Error, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::billing::NewMeter;
 use nubis_store::configs::ConfigValues;
@@ -307,9 +307,58 @@ async fn contents(tx: &mut Tx<'_>, inst: &InstanceRow) -> Result<(Vec<BackupDisk
     Ok((disks, configs))
 }
 
+impl App {
+    /// `backup_id` of an instance create: a backup of an instance of the account that the
+    /// caller may change (the hosted API's rule); an unknown one is a problem of the field, one
+    /// the caller may not change answers 403.
+    pub(crate) async fn check_backup_access(&self, actor: &Actor, p: &mut Problems, backup_id: i64) -> Result<()> {
+        let Some(b) = self.store.backup_of_account(actor.account_id(), backup_id).await? else {
+            p.add("backup_id", "Backup not found");
+            return Ok(());
+        };
+        match self.require_permission(actor, GrantKind::Instance, b.instance_id, Permission::ReadWrite).await {
+            Err(Error::NotFound) => {
+                p.add("backup_id", "Backup not found");
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+/// A new instance made from a backup, inside its create transaction: the backup (read here)
+/// must be successful, in the instance's region, and fit its plan; the instance gets its disks
+/// and profiles. Returns the profile it boots.
+pub(crate) async fn create_from(
+    tx: &mut Tx<'_>,
+    account_id: i64,
+    backup_id: i64,
+    dst: &InstanceRow,
+    plan_disk_mb: i64,
+) -> Result<Option<i64>> {
+    let b = tx
+        .backup_of_account(account_id, backup_id)
+        .await?
+        .ok_or_else(|| Error::invalid("backup_id", "Backup not found"))?;
+    if b.status != "successful" {
+        return Err(Error::invalid("backup_id", "Only a successful backup can be restored"));
+    }
+    if b.region != dst.region {
+        return Err(Error::invalid("region", format!("The instance must be in the backup's region ({})", b.region)));
+    }
+    let size: i64 = b.disks.iter().map(|d| d.size).sum();
+    if size > plan_disk_mb {
+        return Err(Error::invalid(
+            "type",
+            format!("The plan's disk ({plan_disk_mb} MB) is too small for the backup's disks ({size} MB)"),
+        ));
+    }
+    restore_into(tx, &b, dst, true).await
+}
+
 /// Makes the backup's disks and profiles on `dst`; the restored boot profile becomes the
-/// target's when it has none (or `overwrite` removed it).
-async fn restore_into(tx: &mut Tx<'_>, b: &BackupRow, dst: &InstanceRow, overwrite: bool) -> Result<()> {
+/// target's when it has none (or `overwrite` removed it). Returns that profile.
+async fn restore_into(tx: &mut Tx<'_>, b: &BackupRow, dst: &InstanceRow, overwrite: bool) -> Result<Option<i64>> {
     let now = Timestamp::now();
     let mut ids = Vec::new();
     for d in &b.disks {
@@ -357,5 +406,5 @@ async fn restore_into(tx: &mut Tx<'_>, b: &BackupRow, dst: &InstanceRow, overwri
     {
         tx.instance_set_boot_config(dst.id, Some(c)).await?;
     }
-    Ok(())
+    Ok(boot)
 }
