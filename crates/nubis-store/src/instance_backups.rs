@@ -113,6 +113,19 @@ async fn backup_of_account(h: Handle<'_>, account_id: i64, id: i64) -> Result<Op
     query(sql).bind(id).bind(account_id).fetch_optional(h).await?.as_ref().map(backup).transpose()
 }
 
+/// An instance in the Backup service, as the automatic backups' sweep sees it.
+#[derive(Debug, Clone)]
+pub struct BackupCandidate {
+    pub instance_id: i64,
+    pub account_id: i64,
+    /// The chosen window (`W0`..`W22`).
+    pub window: Option<String>,
+    /// When its newest automatic backup was taken.
+    pub last_auto: Option<Timestamp>,
+    /// When the service began (its add-on's meter).
+    pub since: Option<Timestamp>,
+}
+
 async fn schedule(h: Handle<'_>, instance_id: i64) -> Result<(Option<String>, Option<String>)> {
     let r = query("SELECT sched_day, sched_window FROM instance_backup_schedules WHERE instance_id = $1")
         .bind(instance_id)
@@ -162,6 +175,12 @@ impl Tx<'_> {
     /// A backup of any instance of the account, read inside the transaction.
     pub async fn backup_of_account(&mut self, account_id: i64, id: i64) -> Result<Option<BackupRow>> {
         backup_of_account(self.h(), account_id, id).await
+    }
+
+    /// Deletes one backup.
+    pub async fn backup_delete(&mut self, id: i64) -> Result<()> {
+        query("DELETE FROM instance_backups WHERE id = $1").bind(id).execute(self.h()).await?;
+        Ok(())
     }
 
     /// Deletes the instance's backups of one kind (`None`: all of them).
@@ -231,6 +250,30 @@ impl Store {
 
     pub async fn backup_get(&self, instance_id: i64, id: i64) -> Result<Option<BackupRow>> {
         backup_get(self.r(), instance_id, id).await
+    }
+
+    /// Every instance in the Backup service, with its window, newest automatic backup and
+    /// start (the automatic backups' sweep, which runs in the background).
+    pub async fn backup_candidates(&self) -> Result<Vec<BackupCandidate>> {
+        let rows = query(
+            "SELECT i.id, i.account_id, s.sched_window, (SELECT MAX(b.created) FROM instance_backups b WHERE \
+             b.instance_id = i.id AND b.kind = 'auto') AS last_auto, (SELECT MAX(m.started) FROM meters m WHERE \
+             m.service_type = 'backup' AND m.service_id = i.id AND m.ended IS NULL) AS since FROM instances i LEFT \
+             JOIN instance_backup_schedules s ON s.instance_id = i.id WHERE i.backups_enabled ORDER BY i.id",
+        )
+        .fetch_all(self.r())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(BackupCandidate {
+                    instance_id: r.i64("id")?,
+                    account_id: r.i64("account_id")?,
+                    window: r.opt_str("sched_window")?,
+                    last_auto: r.opt_ts("last_auto")?,
+                    since: r.opt_ts("since")?,
+                })
+            })
+            .collect()
     }
 
     /// A backup of any instance of the account.

@@ -189,6 +189,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     // Service transfers: expiry of pending ones and completion of accepted ones.
     let transfers = app.spawn_transfer_worker();
+    // Automatic backups, in each instance's window.
+    let backups = app.spawn_backup_taker(std::time::Duration::from_secs(60));
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
@@ -219,6 +221,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         dp.stop().await;
     }
     transfers.abort();
+    backups.abort();
     mailer.abort();
     billing.abort();
     settler.abort();

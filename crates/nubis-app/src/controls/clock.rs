@@ -61,6 +61,9 @@ pub const TIME_MOVED: &[(&str, TimeHook)] = &[
     ("transfers: expire the pending transfers past their expiry", |app| {
         Box::pin(async move { app.transfers_expire_due(Timestamp::now()).await.map(drop) })
     }),
+    ("backups: take the automatic backups due", |app| {
+        Box::pin(async move { app.backups_take_due(Timestamp::now()).await.map(drop) })
+    }),
 ];
 
 const MAX_ADVANCE_SECS: i64 = 100 * 366 * 86_400;

@@ -426,3 +426,45 @@ async fn an_instance_created_from_a_backup_gets_its_disks_and_profiles_and_boots
         .ok();
     bob.post("/compute/instances", with(json!({"label": "bobs"}))).await.ok();
 }
+
+#[tokio::test]
+async fn automatic_backups_are_taken_once_a_day_in_the_window_and_three_are_kept() {
+    let (s, ctl) = controlled(&[], None).await;
+    let api = s.api();
+    let i = backed_up(&api, "daily").await;
+    // A window about half a day away, so the steps below cross it exactly when they mean to.
+    let now = ctl.get("/clock").await.ok()["now"].as_str().unwrap().to_string();
+    let hour: i64 = now[11..13].parse().unwrap();
+    let window = format!("W{}", (hour + 12) / 2 * 2 % 24);
+    api.put(&format!("/compute/instances/{i}"), json!({"backups": {"schedule": {"window": window}}})).await.ok();
+    let advance = |hours: i64| {
+        let ctl = ctl.clone();
+        async move { ctl.post("/clock/advance", json!({"seconds": hours * 3600})).await.ok().clone() }
+    };
+    let automatic = || {
+        let api = api.clone();
+        async move { api.get(&hosted(i)).await.ok()["automatic"].as_array().unwrap().clone() }
+    };
+    assert!(automatic().await.is_empty(), "none before a window passed");
+    // A day later the window has come once: one automatic backup of the disks and profiles.
+    advance(25).await;
+    let one = automatic().await;
+    assert_eq!(one.len(), 1, "{one:?}");
+    assert_eq!((one[0]["type"].as_str(), one[0]["status"].as_str()), (Some("auto"), Some("successful")));
+    assert_eq!(backup_disks(&one[0]), disks_of(&api, i).await);
+    // Within the same day: no second one.
+    advance(1).await;
+    assert_eq!(automatic().await.len(), 1);
+    // Each further day adds one; the newest three are kept, newest first.
+    for expected in [2, 3, 3] {
+        advance(24).await;
+        assert_eq!(automatic().await.len(), expected);
+    }
+    let kept = automatic().await;
+    assert!(kept[0]["created"].as_str() > kept[2]["created"].as_str(), "newest first: {kept:?}");
+    assert_ne!(kept[2]["id"], one[0]["id"], "the oldest went");
+    // A cancelled service takes none (and its backups are gone).
+    api.post_empty(&format!("{}/cancel", backups(i))).await.ok();
+    advance(25).await;
+    assert!(automatic().await.is_empty());
+}

@@ -1,10 +1,10 @@
 //! The Backup service of instances (the hosted API's `/linode/instances/{linodeId}/backups`):
 //! enable and cancel it (the add-on is metered like the instance), take a snapshot (one slot;
 //! nubis copies nothing, so a snapshot is `successful` as soon as it is taken), read the backups,
-//! and restore one to this or another instance of the same region. Automatic daily backups are
-//! not taken (the list's `automatic` is empty). An instance's volumes: none (volumes are not
-//! offered).
+//! and restore one to this or another instance of the same region; automatic backups once a day
+//! in the chosen window ([`automatic`]). An instance's volumes: none (volumes are not offered).
 
+mod automatic;
 mod validate;
 mod view;
 
@@ -29,6 +29,9 @@ use super::instance_entity;
 use crate::App;
 use crate::auth::{Actor, Op};
 use crate::events::event;
+
+/// The kind of an automatic backup (a user's is `snapshot`).
+pub(crate) const KIND_AUTO: &str = "auto";
 
 /// The meter of the backup add-on (service id: the instance's).
 const METER: &str = "backup";
@@ -268,7 +271,7 @@ impl App {
 
 /// What a backup of the instance holds now: its disks and its profiles (devices naming the
 /// disks by position).
-async fn contents(tx: &mut Tx<'_>, inst: &InstanceRow) -> Result<(Vec<BackupDisk>, Vec<BackupConfig>)> {
+pub(crate) async fn contents(tx: &mut Tx<'_>, inst: &InstanceRow) -> Result<(Vec<BackupDisk>, Vec<BackupConfig>)> {
     let rows = tx.disks_of_instance(inst.id).await?;
     let disks = rows
         .iter()

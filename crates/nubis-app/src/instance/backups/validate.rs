@@ -87,3 +87,39 @@ mod tests {
         assert!(DAYS.contains(&d) && WINDOWS.contains(&w));
     }
 }
+
+/// The start of the newest occurrence, at or before `now`, of a daily two-hour window `W<h>`
+/// (UTC hour `h`); `None` for a window that is not one.
+pub(crate) fn latest_window_start(now: nubis_model::Timestamp, window: &str) -> Option<nubis_model::Timestamp> {
+    if !WINDOWS.contains(&window) {
+        return None;
+    }
+    let hour: i64 = window.trim_start_matches('W').parse().ok()?;
+    let day = now.unix().div_euclid(86_400) * 86_400;
+    let mut start = day + hour * 3_600;
+    if start > now.unix() {
+        start -= 86_400;
+    }
+    Some(now.plus_seconds(start - now.unix()))
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+    use nubis_model::Timestamp;
+
+    fn ts(s: &str) -> Timestamp {
+        Timestamp::parse(s).unwrap()
+    }
+
+    #[test]
+    fn the_latest_window_is_today_once_it_began_else_yesterday() {
+        assert_eq!(latest_window_start(ts("2030-01-02T05:00:00"), "W4"), Some(ts("2030-01-02T04:00:00")));
+        assert_eq!(latest_window_start(ts("2030-01-02T04:00:00"), "W4"), Some(ts("2030-01-02T04:00:00")));
+        assert_eq!(latest_window_start(ts("2030-01-02T03:59:59"), "W4"), Some(ts("2030-01-01T04:00:00")));
+        assert_eq!(latest_window_start(ts("2030-01-02T00:00:00"), "W0"), Some(ts("2030-01-02T00:00:00")));
+        assert_eq!(latest_window_start(ts("2030-01-02T23:00:00"), "W22"), Some(ts("2030-01-02T22:00:00")));
+        assert_eq!(latest_window_start(ts("2030-01-02T05:00:00"), "W5"), None);
+        assert_eq!(latest_window_start(ts("2030-01-02T05:00:00"), "Scheduling"), None);
+    }
+}
