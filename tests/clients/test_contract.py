@@ -36,6 +36,7 @@ NOT_SCHEMA_ONLY = {
         "ip_share", "ipv4_share", "ipv6_range_create", "nodebalancer_create",
         "vpc_create", "nodebalancer_config_node_create", "nodebalancer_node_create", "instance_create",
         "ip_assign", "ipv4_assign", "nodebalancer_node_update", "firewall_settings_update",
+        "nodebalancer_firewalls_update", "instance_firewalls_update",
     ],
     # A thumbnail is a PNG or JPEG file (its signature), which a binary body's schema cannot state.
     "image": ["oauth_client_thumbnail_update"],
@@ -55,7 +56,7 @@ NOT_SCHEMA_ONLY = {
     # in (its disks, profiles, subnets, firewalls and interfaces named must exist; disks fit the
     # plan; most changes need it off, or not busy; profile or Linode interfaces by its
     # generation; a month not to come; a plan with a successor), a root password's strength and
-    # an SSH key's format.
+    # an SSH key's format; a snapshot needs the Backup service, a restore a target that fits.
     "instance state": [
         "instance_boot", "instance_reboot", "instance_config_create", "instance_config_update",
         "instance_config_delete", "instance_config_interface_create", "instance_config_interface_update",
@@ -67,15 +68,17 @@ NOT_SCHEMA_ONLY = {
         "instance_interface_update", "instance_interface_delete", "instance_interface_settings_get",
         "instance_interface_settings_update", "instance_interface_firewalls_list", "instance_interfaces_upgrade",
         "ssh_key_create",
+        "instance_snapshot_create", "instance_backup_restore",
     ],
     # Cross-field and computed rules: a config's check_timeout below check_interval, https with a
-    # matching certificate and key, ports only for TCP/UDP and ranges ascending, CPU alerts up to
+    # matching certificate and key, ports only for TCP/UDP and ranges ascending (firewall and
+    # rule-set rules alike), CPU alerts up to
     # 100 per vCPU of the instance's type, a card's Luhn digit and expiry in the future (the
     # clock), dollar amounts, country-dependent state and ZIP codes, read-only settings that may
     # be sent unchanged, token expiry in the future.
     "cross-field": [
         "nodebalancer_config_create", "nodebalancer_config_update", "nodebalancer_config_rebuild",
-        "firewall_rules_update", "firewall_create",
+        "firewall_rules_update", "firewall_create", "firewall_ruleset_create", "firewall_ruleset_update",
         "instance_update", "credit_card_add", "payment_method_create", "payment_create", "paypal_stage",
         "paypal_execute", "token_create", "account_update",
         "account_settings_update",

@@ -59,9 +59,9 @@ pub struct RuleSetUpdate {
     pub label: Option<String>,
     #[schema(schema_with = description_schema)]
     pub description: Option<String>,
-    /// Only the set's own type is accepted.
+    /// Only the set's own type is accepted (null: unchanged).
     #[serde(rename = "type")]
-    #[schema(schema_with = type_schema)]
+    #[schema(schema_with = type_update_schema)]
     pub kind: Option<String>,
     #[schema(schema_with = rules_schema)]
     pub rules: Option<Value>,
@@ -75,6 +75,9 @@ fn description_schema() -> Schema {
 }
 fn type_schema() -> Schema {
     schema(one_of(&["inbound", "outbound"]))
+}
+fn type_update_schema() -> Schema {
+    schema(or_null(one_of(&["inbound", "outbound"])))
 }
 fn rules_schema() -> Schema {
     schema(array(rule_request_schema(), Some(nubis_model::firewall::MAX_RULES)))
