@@ -173,6 +173,7 @@ const CONFIG_LIST: Listing<'static> = Listing {
     ],
     order: "c.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

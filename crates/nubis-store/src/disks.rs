@@ -152,6 +152,7 @@ const DISK_LIST: Listing<'static> = Listing {
     ],
     order: "d.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

@@ -8,7 +8,10 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{
+    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
+    push_page, served, unserved,
+};
 use crate::{Store, Tx};
 
 /// Who is reading events: restricted users see only events about what they are granted and
@@ -35,6 +38,9 @@ const COLUMNS: &[Column] = &[
     },
     Column { path: "seen", expr: "(e.id <= e_viewer.events_seen_upto)", kind: ColKind::Bool },
 ];
+
+/// The fields an index on the account and the field serves (migration 36).
+const INDEXED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status"];
 
 const SELECT: &str = "SELECT e.id, e.action, e.created, e.entity_type, e.entity_id, e.entity_label, e.entity_url, \
      e.secondary_type, e.secondary_id, e.secondary_label, e.secondary_url, e.status, e.username, e.message, \
@@ -196,18 +202,48 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<Event>, u64)> {
-        let mut count = Sql::new("SELECT COUNT(*) FROM events e JOIN users e_viewer ON e_viewer.id = ");
-        scope(&mut count, viewer, since);
-        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query().fetch_i64(self.r()).await?;
+        if !served(filter, INDEXED) {
+            let n = self.kept_count(viewer.account_id, "events").await?;
+            if n > SCAN_BUDGET {
+                return Err(unserved(n, INDEXED));
+            }
+        }
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        // Every event of the account the viewer may see: the kept count less the events past the
+        // window (an index range of those alone); otherwise the matching events are counted.
+        let whole = !viewer.restricted && filter.cond.is_none();
+        let (total, aged) = if whole {
+            let mut count = Sql::new("SELECT (");
+            push_kept_count(&mut count, viewer.account_id, "events");
+            count.push(") AS kept, (SELECT COUNT(*) FROM events WHERE account_id = ").bind(Val::I64(viewer.account_id));
+            count.push(" AND created < ").bind(Val::Str(since.to_string())).push(") AS aged");
+            let row = count.query().fetch_one(self.r()).await?;
+            let aged = row.i64("aged")?;
+            (row.i64("kept")? - aged, aged)
+        } else {
+            let mut count = Sql::new("SELECT COUNT(*) FROM events e JOIN users e_viewer ON e_viewer.id = ");
+            scope(&mut count, viewer, since);
+            push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+            (count.query().fetch_i64(self.r()).await?, 0)
+        };
 
-        let mut sql = Sql::new(SELECT);
+        // A deep page, newest first, starts where the block counts say (when every counted event
+        // is listed).
+        let located = whole && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM;
+        let mut sql = Sql::default();
+        if located {
+            push_located(&mut sql, "events", viewer.account_id, offset, true);
+        }
+        sql.push(SELECT);
         scope(&mut sql, viewer, since);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        push_order(&mut sql, COLUMNS, filter, "e.id DESC")?;
-        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-        sql.push(" OFFSET ")
-            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        if located {
+            sql.push(" AND e.id <= (SELECT last FROM located) ORDER BY e.id DESC LIMIT ");
+            sql.bind(Val::I64(page_size as i64)).push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        } else {
+            push_order(&mut sql, COLUMNS, filter, "e.id DESC")?;
+            push_page(&mut sql, page, page_size);
+        }
         let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
         Ok((events, total.max(0) as u64))

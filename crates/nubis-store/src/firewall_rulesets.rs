@@ -193,6 +193,7 @@ const RULESET_LIST: Listing<'static> = Listing {
     ],
     order: "s.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

@@ -46,6 +46,7 @@ const VERSION_LIST: Listing<'static> = Listing {
     ],
     order: "v.version",
     kept_count: None,
+    indexed: &[],
 };
 
 fn version(r: &Row) -> Result<RuleVersionRow> {

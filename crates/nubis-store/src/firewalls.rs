@@ -435,10 +435,11 @@ const FIREWALL_LIST: Listing<'static> = Listing {
         Column { path: "label", expr: "f.label", kind: ColKind::Text },
         Column { path: "created", expr: "f.created", kind: ColKind::Text },
         Column { path: "updated", expr: "f.updated", kind: ColKind::Text },
-        Column { path: "tags", expr: "f.tags", kind: ColKind::Tags },
+        Column { path: "tags", expr: "f.tags", kind: ColKind::Tags { list: "firewalls", id: "f.id" } },
     ],
     order: "f.id",
     kept_count: Some("firewalls"),
+    indexed: &["tags", "label", "created", "updated"],
 };
 
 const DEVICE_LIST: Listing<'static> = Listing {
@@ -452,7 +453,8 @@ const DEVICE_LIST: Listing<'static> = Listing {
         Column { path: "updated", expr: "d.updated", kind: ColKind::Text },
     ],
     order: "d.id",
-    kept_count: None,
+    kept_count: Some("firewall_devices"),
+    indexed: &[],
 };
 
 impl Store {

@@ -435,7 +435,7 @@ const INSTANCE_LIST: Listing<'static> = Listing {
         Column { path: "image", expr: "i.image", kind: ColKind::Text },
         Column { path: "status", expr: "i.status", kind: ColKind::Text },
         Column { path: "group", expr: "i.grp", kind: ColKind::Text },
-        Column { path: "tags", expr: "i.tags", kind: ColKind::Tags },
+        Column { path: "tags", expr: "i.tags", kind: ColKind::Tags { list: "instances", id: "i.id" } },
         Column {
             path: "ipv4",
             expr: "EXISTS (SELECT 1 FROM ip_addresses a WHERE a.instance_id = i.id AND a.kind = 'ipv4' AND {})",
@@ -446,6 +446,7 @@ const INSTANCE_LIST: Listing<'static> = Listing {
     ],
     order: "i.id",
     kept_count: Some("instances"),
+    indexed: &["tags", "label", "region", "type", "image", "status", "group", "created", "updated"],
 };
 
 impl Store {

@@ -8,7 +8,10 @@ use crate::Store;
 use crate::ips::IpRow;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Keys, Sql, Val, push_filter, push_order, push_page};
+use crate::sql::{
+    ColKind, Column, Keys, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
+    push_page, served, unserved,
+};
 
 /// What the list's derived fields are computed from.
 pub struct IpListing<'a> {
@@ -34,6 +37,9 @@ const COLS: &[Column] = &[
     Column { path: "instance_id", expr: "x.instance_id", kind: ColKind::Int },
     Column { path: "public", expr: "x.public", kind: ColKind::Bool },
 ];
+
+/// The fields an index on the account and the field serves (migration 36).
+const INDEXED: &[&str] = &["address"];
 
 /// `FROM (<addresses> UNION ALL <ranges>) x WHERE <visible>`.
 fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
@@ -64,8 +70,8 @@ fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Opti
     sql.bind(Val::I64(account_id));
     sql.push(") x WHERE 1 = 1");
     if let Some(user) = grant_user {
-        sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ").bind(Val::I64(user));
-        sql.push(" AND g.kind = 'instance' AND g.entity_id = x.instance_id)");
+        sql.push(" AND x.instance_id IN (SELECT g.entity_id FROM grants g WHERE g.user_id = ").bind(Val::I64(user));
+        sql.push(" AND g.kind = 'instance')");
     }
 }
 
@@ -81,16 +87,51 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<IpListed>, u64)> {
-        let mut sql = Sql::new("SELECT x.src, x.id");
+        if grant_user.is_none() && !served(filter, INDEXED) {
+            let n = self.kept_count(account_id, "public_ips").await?;
+            if n > SCAN_BUDGET {
+                return Err(unserved(n, INDEXED));
+            }
+        }
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        // The whole list: its public addresses are counted as they are written (kept with their
+        // block counts), its ranges (a few per account) are counted here.
+        let whole = grant_user.is_none() && filter.cond.is_none();
+        let counted = if whole {
+            let mut count = Sql::new("SELECT (");
+            push_kept_count(&mut count, account_id, "public_ips");
+            count.push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
+            let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
+            Some((row.i64("ips")?, row.i64("ranges")?))
+        } else {
+            None
+        };
+        // A deep page among the addresses (they come before the ranges) starts where their block
+        // counts say.
+        let located = counted.is_some_and(|(ips, _)| offset < ips.max(0) as u64)
+            && filter.order_by.is_none()
+            && offset >= LOCATE_FROM;
+        let mut sql = Sql::default();
+        if located {
+            push_located(&mut sql, "public_ips", account_id, offset, false);
+        }
+        sql.push("SELECT x.src, x.id");
         push_from(&mut sql, l, account_id, grant_user);
         push_filter(&mut sql, self.backend(), COLS, filter)?;
-        push_order(&mut sql, COLS, filter, "x.src, x.id")?;
-        push_page(&mut sql, page, page_size);
+        if located {
+            sql.push(" AND (x.src = 1 OR x.id >= (SELECT first FROM located)) ORDER BY x.src, x.id LIMIT ");
+            sql.bind(Val::I64(page_size.min(i64::MAX as u64) as i64))
+                .push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        } else {
+            push_order(&mut sql, COLS, filter, "x.src, x.id")?;
+            push_page(&mut sql, page, page_size);
+        }
         let keys = sql.query().fetch_all(self.r()).await?;
         let keys: Vec<(i64, i64)> = keys.iter().map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect::<Result<_>>()?;
 
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
-        let total = if !keys.is_empty() && (keys.len() as u64) < page_size {
+        let total = if let Some((ips, ranges)) = counted {
+            (ips + ranges).max(0) as u64
+        } else if !keys.is_empty() && (keys.len() as u64) < page_size {
             offset + keys.len() as u64
         } else if keys.is_empty() && page <= 1 {
             0

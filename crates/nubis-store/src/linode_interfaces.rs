@@ -120,6 +120,7 @@ const HISTORY_LIST: Listing<'static> = Listing {
     ],
     order: "h.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

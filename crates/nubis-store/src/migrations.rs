@@ -50,6 +50,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(32, "vpc_ipv6", "0032_vpc_ipv6.sql"),
     migration!(33, "firewall_rulesets", "0033_firewall_rulesets.sql"),
     migration!(35, "instance_backups", "0035_instance_backups.sql"),
+    migration!(36, "list_positions", "0036_list_positions.sql"),
+    migration!(37, "list_tags", "0037_list_tags.sql"),
 ];
 
 impl Store {

@@ -59,7 +59,12 @@ pub(crate) enum ColKind {
     Bool,
     /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
     /// this element", `+neq` "does not hold it", `+contains` "an element contains this text".
-    Tags,
+    /// Each element is also a row of `list_tags` (migration 37) under `list` for the record `id`
+    /// (an SQL expression): equality and `+neq` look the tag up there.
+    Tags {
+        list: &'static str,
+        id: &'static str,
+    },
     /// A list of strings kept in other rows: `expr` is a condition with `{}` where the
     /// comparison of the named column goes (`EXISTS (SELECT 1 FROM ip_addresses a WHERE
     /// a.instance_id = i.id AND {})` with `a.address`); `+neq` means no row matches.
@@ -157,12 +162,13 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                 sql.push(after);
                 return Ok(());
             }
-            if col.kind == ColKind::Tags {
+            if let ColKind::Tags { list, id } = col.kind {
                 let Val::Str(s) = v else { unreachable!("typed() gives a string") };
-                let element = serde_json::to_string(&s).map_err(Error::internal)?;
+                let tagged =
+                    format!("{id} IN (SELECT t.entity_id FROM list_tags t WHERE t.kind = '{list}' AND t.tag = ");
                 match op {
-                    CmpOp::Eq => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(element)).push(") > 0"),
-                    CmpOp::Neq => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(element)).push(") = 0"),
+                    CmpOp::Eq => sql.push(&tagged).bind(Val::Str(s)).push(")"),
+                    CmpOp::Neq => sql.push("NOT ").push(&tagged).bind(Val::Str(s)).push(")"),
                     _ => sql.push(&format!("{instr}({}, ", col.expr)).bind(Val::Str(s)).push(") > 0"),
                 };
                 return Ok(());
@@ -217,10 +223,10 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         (ColKind::Text | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
-        (ColKind::Tags, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {
+        (ColKind::Tags { .. }, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {
             Ok(Val::Str(s.clone()))
         }
-        (ColKind::Tags, _) => Err(bad(format!("'{path}' needs a string, compared for equality or +contains"))),
+        (ColKind::Tags { .. }, _) => Err(bad(format!("'{path}' needs a string, compared for equality or +contains"))),
     }
 }
 
@@ -238,9 +244,48 @@ pub(crate) struct Listing<'a> {
     pub cols: &'a [Column],
     /// The order when the filter names none, and the tie-break when it does (a unique column).
     pub order: &'a str,
-    /// The `kind` of the kept count in `row_counts` that counts every row of the account (when
-    /// the list has no other condition).
+    /// The `kind` of the kept count in `row_counts` that counts every row of the scope (when
+    /// the list has no other condition), and of its block counts in `row_blocks` (migration 36),
+    /// which locate deep pages; a list with one is ordered by its id column (`order`).
     pub kept_count: Option<&'a str>,
+    /// The fields of `cols` an index on the scope and the field serves (besides `id`): see
+    /// [`served`]. A list with a kept count refuses other filters once it is past [`SCAN_BUDGET`].
+    pub indexed: &'a [&'a str],
+}
+
+/// A list longer than this is not read through to check a filter or an order that no index
+/// serves: the request is refused (400 on `X-Filter`) instead.
+pub(crate) const SCAN_BUDGET: i64 = 5_000;
+
+/// Whether the indexes of a list serve a filter (its condition and its order): an equality or a
+/// range on `id` or on a field of `indexed` (each served by an index on the scope and the field)
+/// somewhere in every branch, and an order by `id` or by such a field. `+contains`, `+neq` and
+/// the fields not listed are checked record by record, at a cost that grows with the list.
+pub(crate) fn served(filter: &Filter, indexed: &[&str]) -> bool {
+    fn field(path: &str, indexed: &[&str]) -> bool {
+        path == "id" || indexed.contains(&path)
+    }
+    fn cond(c: &Cond, indexed: &[&str]) -> bool {
+        match c {
+            Cond::And(parts) => parts.is_empty() || parts.iter().any(|p| cond(p, indexed)),
+            Cond::Or(parts) => parts.iter().all(|p| cond(p, indexed)),
+            Cond::Field { path, op, .. } => field(path, indexed) && !matches!(op, CmpOp::Contains | CmpOp::Neq),
+        }
+    }
+    // An order by a list of values (tags, addresses) is no index's order.
+    let orderable = |p: &str| field(p, indexed) && p != "tags";
+    filter.cond.as_ref().is_none_or(|c| cond(c, indexed)) && filter.order_by.as_deref().is_none_or(orderable)
+}
+
+/// The refusal of a filter no index serves on a list of `n` records (more than [`SCAN_BUDGET`]).
+pub(crate) fn unserved(n: i64, indexed: &[&str]) -> Error {
+    let mut fields = vec!["id"];
+    fields.extend_from_slice(indexed);
+    bad(format!(
+        "This list holds {n} records, more than the {SCAN_BUDGET} a filter or an order no index serves may read \
+         one by one; filter for equality or a range on, or order by, one of: {}",
+        fields.join(", ")
+    ))
 }
 
 /// Who reads a list: restricted users see only the entities they hold a grant on.
@@ -258,9 +303,10 @@ fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
     sql.push(&format!(" WHERE {} = ", l.scope)).bind(Val::I64(v.scope_id));
     sql.push(l.and);
     if let Some((user_id, kind, id_col)) = v.grant {
-        sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ").bind(Val::I64(user_id));
-        sql.push(" AND g.kind = ").bind(Val::Str(kind.to_string()));
-        sql.push(&format!(" AND g.entity_id = {id_col})"));
+        // Driven by the user's grants (an index range of them), not by the scope's rows.
+        sql.push(&format!(" AND {id_col} IN (SELECT g.entity_id FROM grants g WHERE g.user_id = "))
+            .bind(Val::I64(user_id));
+        sql.push(" AND g.kind = ").bind(Val::Str(kind.to_string())).push(")");
     }
     if let Some((before, value, after)) = v.and {
         sql.push(before).bind(Val::I64(value)).push(after);
@@ -304,11 +350,57 @@ pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
 }
 
 /// Appends the statement that reads the kept number of rows of a kind in an account.
-fn push_kept_count(sql: &mut Sql, account_id: i64, kind: &str) {
+pub(crate) fn push_kept_count(sql: &mut Sql, account_id: i64, kind: &str) {
     sql.push("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_counts WHERE account_id = ")
         .bind(Val::I64(account_id))
         .push(" AND kind = ")
         .bind(Val::Str(kind.to_string()));
+}
+
+/// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
+/// shallower ones skip their rows with `OFFSET`, which costs less there.
+pub(crate) const LOCATE_FROM: u64 = 256;
+
+/// The levels of `row_blocks` (migration 36): a block of level `l` holds the ids whose
+/// `id >> (BLOCK_BITS * l)` is its number, so each block holds 64 blocks of the level below.
+const BLOCK_BITS: u32 = 6;
+const LEVELS: i64 = 3;
+
+/// Appends `WITH ...` naming `located (first, last, skip)`: the id range of the level-1 block the
+/// row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`) is in, and
+/// how many of that block's rows come before it. Each level sums the counts of at most 64
+/// blocks (the whole top level); no row is found when `offset` is past the end.
+pub(crate) fn push_located(sql: &mut Sql, kind: &str, scope_id: i64, offset: u64, desc: bool) {
+    let off = offset.min(i64::MAX as u64) as i64;
+    let dir = if desc { "DESC" } else { "ASC" };
+    let width = 1i64 << BLOCK_BITS;
+    sql.push("WITH ");
+    for level in (1..=LEVELS).rev() {
+        if level < LEVELS {
+            sql.push(", ");
+        }
+        sql.push(&format!("p{level} AS (SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = "));
+        sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
+        sql.push(&format!(" AND level = {level}"));
+        let above = level + 1;
+        if level < LEVELS {
+            sql.push(&format!(
+                " AND block >= (SELECT block * {width} FROM l{above}) AND block < (SELECT block * {width} + {width} FROM l{above})"
+            ));
+        }
+        sql.push(" GROUP BY block)");
+        let base = if level < LEVELS { format!("(SELECT before FROM l{above}) + ") } else { String::new() };
+        sql.push(&format!(
+            ", l{level} AS (SELECT block, before FROM (SELECT block, n, {base}CAST(SUM(n) OVER \
+             (ORDER BY block {dir} ROWS UNBOUNDED PRECEDING) AS BIGINT) - n AS before FROM p{level}) t WHERE before <= "
+        ));
+        sql.bind(Val::I64(off)).push(" AND before + n > ").bind(Val::I64(off)).push(")");
+    }
+    sql.push(&format!(
+        ", located AS (SELECT block * {width} AS first, block * {width} + {last} AS last, ",
+        last = width - 1
+    ));
+    sql.bind(Val::I64(off)).push(" - before AS skip FROM l1) ");
 }
 
 /// The column a page read with its kept count carries the count in.
@@ -361,26 +453,47 @@ impl crate::Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<crate::db::Row>, u64)> {
+        if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
+            let n = self.kept_count(v.scope_id, kind).await?;
+            if n > SCAN_BUDGET {
+                return Err(unserved(n, l.indexed));
+            }
+        }
         // An unfiltered list with a kept count reads it in the same statement (one round trip).
-        let kept = l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none());
+        let kept =
+            l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none() && l.and.is_empty());
         let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
-        let mut sql = match folded {
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        // A deep page of such a list in its own order starts where the block counts say.
+        let located = kept.filter(|_| offset >= LOCATE_FROM && filter.order_by.is_none());
+        let mut sql = Sql::default();
+        if let Some(kind) = located {
+            push_located(&mut sql, kind, v.scope_id, offset, false);
+        }
+        match folded {
             Some((kind, cols)) => {
-                let mut sql = Sql::new(cols.trim_end());
+                sql.push(cols.trim_end());
                 sql.push(", (");
                 push_kept_count(&mut sql, v.scope_id, kind);
                 sql.push(&format!(") AS {KEPT_TOTAL} {}", l.from));
-                sql
             }
-            None => Sql::new(l.select),
-        };
+            None => {
+                sql.push(l.select);
+            }
+        }
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
-        push_order(&mut sql, l.cols, filter, l.order)?;
-        push_page(&mut sql, page, page_size);
+        if located.is_some() {
+            sql.push(&format!(" AND {} >= (SELECT first FROM located)", l.order));
+            push_order(&mut sql, l.cols, filter, l.order)?;
+            sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+            sql.push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        } else {
+            push_order(&mut sql, l.cols, filter, l.order)?;
+            push_page(&mut sql, page, page_size);
+        }
         let rows = sql.query().fetch_all(self.r()).await?;
 
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
         let total = match kept {
             // A page that is not full (and not past the end) tells the total by itself.
             _ if !rows.is_empty() && (rows.len() as u64) < page_size => {

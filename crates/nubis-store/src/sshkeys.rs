@@ -106,6 +106,7 @@ const SSH_KEY_LIST: Listing<'static> = Listing {
     ],
     order: "k.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

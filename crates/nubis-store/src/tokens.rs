@@ -131,6 +131,7 @@ const TOKEN_LIST: Listing<'static> = Listing {
     ],
     order: "t.id",
     kept_count: None,
+    indexed: &[],
 };
 
 impl Store {

@@ -180,7 +180,8 @@ const USER_LIST: Listing<'static> = Listing {
         Column { path: "user_type", expr: "u.user_type", kind: ColKind::Text },
     ],
     order: "u.id",
-    kept_count: None,
+    kept_count: Some("users"),
+    indexed: &["username", "email"],
 };
 
 impl Store {

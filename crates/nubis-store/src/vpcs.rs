@@ -264,6 +264,7 @@ const VPC_LIST: Listing<'static> = Listing {
     ],
     order: "v.id",
     kept_count: Some("vpcs"),
+    indexed: &["label", "region", "created", "updated"],
 };
 
 /// Whether an interface is active: its instance is powered on (as `Status::is_powered`) with the
@@ -304,6 +305,7 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     ],
     order: "f.id",
     kept_count: None,
+    indexed: &[],
 };
 
 /// A VPC with its subnets (in id order) and the VPC interfaces on them.
@@ -341,7 +343,8 @@ const VPC_PARTS_TABLES: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces"
 
 /// The tables a page of VPCs (`VPC_LIST` with its count, then `SUBNET_PARTS` of its VPCs)
 /// reads; the grants too when the page is a restricted user's.
-pub const VPC_PAGE_TABLES: &[&str] = &["vpcs", "row_counts", "vpc_subnets", "instance_interfaces", "instances"];
+pub const VPC_PAGE_TABLES: &[&str] =
+    &["vpcs", "row_counts", "row_blocks", "vpc_subnets", "instance_interfaces", "instances"];
 
 /// Subnets with the VPC interfaces on them, one row per interface or per subnet without any;
 /// the caller adds the WHERE on `s.vpc_id`.
@@ -518,7 +521,8 @@ const SUBNET_LIST: Listing<'static> = Listing {
         Column { path: "updated", expr: "s.updated", kind: ColKind::Text },
     ],
     order: "s.id",
-    kept_count: None,
+    kept_count: Some("vpc_subnets"),
+    indexed: &["label", "created"],
 };
 
 impl Store {

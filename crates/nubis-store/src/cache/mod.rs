@@ -45,6 +45,7 @@ const TABLES: &[&str] = &[
     "firewalls",
     "firewall_devices",
     "row_counts",
+    "row_blocks",
 ];
 const OTHER: usize = TABLES.len();
 const SLOTS: usize = TABLES.len() + 1;

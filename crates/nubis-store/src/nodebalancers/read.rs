@@ -84,10 +84,11 @@ const NB_LIST: Listing<'static> = Listing {
         Column { path: "label", expr: "b.label", kind: ColKind::Text },
         Column { path: "region", expr: "b.region", kind: ColKind::Text },
         Column { path: "ipv4", expr: "b.ipv4", kind: ColKind::Text },
-        Column { path: "tags", expr: "b.tags", kind: ColKind::Tags },
+        Column { path: "tags", expr: "b.tags", kind: ColKind::Tags { list: "nodebalancers", id: "b.id" } },
     ],
     order: "b.id",
     kept_count: Some("nodebalancers"),
+    indexed: &["tags", "label", "region", "ipv4"],
 };
 
 const CFG_LIST: Listing<'static> = Listing {
@@ -108,7 +109,8 @@ const CFG_LIST: Listing<'static> = Listing {
         Column { path: "check", expr: "c.check_type", kind: ColKind::Text },
     ],
     order: "c.id",
-    kept_count: None,
+    kept_count: Some("nodebalancer_configs"),
+    indexed: &["port"],
 };
 
 const NODE_LIST: Listing<'static> = Listing {
@@ -126,7 +128,8 @@ const NODE_LIST: Listing<'static> = Listing {
         Column { path: "weight", expr: "n.weight", kind: ColKind::Int },
     ],
     order: "n.id",
-    kept_count: None,
+    kept_count: Some("nodebalancer_nodes"),
+    indexed: &["label", "address"],
 };
 
 impl Store {

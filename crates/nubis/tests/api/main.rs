@@ -45,6 +45,7 @@ mod ipv6;
 mod lb_support;
 mod lifecycle;
 mod linode_interfaces;
+mod list_pages;
 mod lost_updates;
 mod nodebalancer_features;
 mod nodebalancer_races;

@@ -1,0 +1,244 @@
+//! Lists at scale: a deep page is located by the block counts kept in the write transactions
+//! (`row_blocks`), so it must hold exactly the rows the same page holds when it is read by
+//! skipping rows (the path a filtered list takes); `results` comes from kept counts and stays
+//! exact while creates and deletes run concurrently.
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use crate::billing_invoices::db_exec;
+use crate::support::*;
+
+/// A filter every record matches: the same list read by skipping rows (`OFFSET`), the reference
+/// a located page is compared with.
+const EVERY: &str = r#"{"id": {"+gte": 0}}"#;
+
+fn ids(page: &Value) -> Vec<i64> {
+    page["data"].as_array().unwrap().iter().map(|v| v["id"].as_i64().unwrap()).collect()
+}
+
+/// `INSERT INTO <table> (<cols>) SELECT <exprs> FROM (<template>) t, 1..=n AS n(i)`, for the
+/// server's engine: `n` copies of a template row, varied by `n.i`.
+fn copies(s: &TestServer, table: &str, cols: &str, exprs: &str, template: &str, n: i64) -> String {
+    if s.database.starts_with("sqlite://") {
+        format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) \
+             INSERT INTO {table} ({cols}) SELECT {exprs} FROM ({template}) t, n;"
+        )
+    } else {
+        format!("INSERT INTO {table} ({cols}) SELECT {exprs} FROM ({template}) t, generate_series(1, {n}) AS n(i);")
+    }
+}
+
+/// Every page of `path` at `page_size` (and the one past the end) is the same located and read
+/// by skipping, with the same `results` and `pages`.
+async fn pages_agree(s: &TestServer, path: &str, page_size: u64) {
+    let api = s.api();
+    let first = api.get(&format!("{path}?page_size={page_size}")).await;
+    let results = first.ok()["results"].as_u64().unwrap();
+    let pages = first.body["pages"].as_u64().unwrap();
+    assert!(pages > 3, "{path} has {results} rows: too few to reach a located page");
+    let mut seen = 0;
+    for page in 1..=pages + 1 {
+        let url = format!("{path}?page={page}&page_size={page_size}");
+        let located = api.get(&url).await;
+        assert_eq!(located.status, 200, "{url}: {}", s.log());
+        let skipped = api.get_filtered(&url, EVERY).await;
+        assert_eq!(ids(located.ok()), ids(skipped.ok()), "{url}");
+        assert_eq!(located.body["results"], results, "{url}");
+        assert_eq!(skipped.body["results"], results, "{url}");
+        seen += ids(&located.body).len() as u64;
+    }
+    assert_eq!(seen, results, "{path}: the pages together hold every row once");
+}
+
+fn firewall_body(label: &str) -> Value {
+    json!({"label": label, "rules": {"inbound": [], "inbound_policy": "DROP", "outbound": [], "outbound_policy": "ACCEPT"}})
+}
+
+#[tokio::test]
+async fn deep_pages_hold_the_rows_that_skipping_finds_after_scattered_deletes() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let made = api.post("/networking/firewalls", firewall_body("seed")).await;
+    let account = db_scalar(&s, &format!("SELECT account_id FROM firewalls WHERE id = {}", made.ok()["id"])).await;
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!("{account}, 'fw-' || CAST(n.i AS TEXT), t.status, t.rules, t.tags, t.created, t.updated");
+    let template = "SELECT * FROM firewalls WHERE label = 'seed'";
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, template, 6_000)).await;
+    // Holes everywhere: whole blocks of 64, single rows, the first and the last rows.
+    db_exec(&s, "DELETE FROM firewalls WHERE label LIKE 'fw-%' AND (id % 7 = 3 OR id % 640 < 70)").await;
+    db_exec(&s, "DELETE FROM firewalls WHERE id = (SELECT MIN(id) FROM firewalls)").await;
+    for l in ["late-1", "late-2", "late-3"] {
+        api.post("/networking/firewalls", firewall_body(l)).await.ok();
+    }
+    let rows = db_scalar(&s, "SELECT COUNT(*) FROM firewalls").await;
+    let page = api.get("/networking/firewalls?page_size=500").await;
+    assert_eq!(page.ok()["results"], rows);
+    pages_agree(&s, "/networking/firewalls", 500).await;
+    pages_agree(&s, "/networking/firewalls", 100).await;
+    // Page sizes that do not divide a block.
+    pages_agree(&s, "/networking/firewalls", 333).await;
+}
+
+#[tokio::test]
+async fn deep_event_pages_newest_first_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    api.post("/networking/firewalls", firewall_body("seed")).await.ok();
+    let cols = "account_id, action, created, entity_type, entity_id, entity_label, entity_url, status, username";
+    let exprs = "t.account_id, t.action, t.created, t.entity_type, t.entity_id + n.i, t.entity_label, t.entity_url, \
+                 t.status, t.username";
+    let template = "SELECT * FROM events WHERE action = 'firewall_create'";
+    db_exec(&s, &copies(&s, "events", cols, exprs, template, 4_000)).await;
+    db_exec(&s, "DELETE FROM events WHERE entity_id % 11 = 5 OR entity_id % 1000 < 80").await;
+    let rows = db_scalar(&s, "SELECT COUNT(*) FROM events").await;
+    assert_eq!(api.get("/account/events?page_size=25").await.ok()["results"], rows);
+    pages_agree(&s, "/account/events", 500).await;
+    pages_agree(&s, "/account/events", 100).await;
+}
+
+#[tokio::test]
+async fn deep_pages_of_a_parents_list_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let vpc = api
+        .post(
+            "/vpcs",
+            json!({"label": "big", "region": "us-east", "subnets": [{"label": "s0", "ipv4": "10.0.0.0/24"}]}),
+        )
+        .await;
+    let vpc_id = vpc.ok()["id"].as_i64().unwrap();
+    let cols = "vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated";
+    let exprs = "t.vpc_id, t.account_id, 's' || CAST(n.i AS TEXT), t.ipv4, t.first_v4, t.last_v4, t.created, t.updated";
+    let template = format!("SELECT * FROM vpc_subnets WHERE vpc_id = {vpc_id}");
+    db_exec(&s, &copies(&s, "vpc_subnets", cols, exprs, &template, 3_000)).await;
+    db_exec(&s, &format!("DELETE FROM vpc_subnets WHERE vpc_id = {vpc_id} AND id % 5 = 1")).await;
+    let path = format!("/vpcs/{vpc_id}/subnets");
+    let rows = db_scalar(&s, &format!("SELECT COUNT(*) FROM vpc_subnets WHERE vpc_id = {vpc_id}")).await;
+    assert_eq!(api.get(&path).await.ok()["results"], rows);
+    pages_agree(&s, &path, 200).await;
+}
+
+#[tokio::test]
+async fn results_stay_exact_under_concurrent_creates_and_deletes() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let labels: Vec<String> = (0..48).map(|i| format!("fw-{i:02}")).collect();
+    let mut created = Vec::new();
+    for chunk in labels.chunks(12) {
+        for r in join_all(chunk.iter().map(|l| api.post("/networking/firewalls", firewall_body(l)))).await {
+            created.push(r.ok()["id"].as_i64().unwrap());
+        }
+    }
+    // Deletes of every third firewall race with as many creates.
+    let deletes: Vec<String> = created.iter().step_by(3).map(|id| format!("/networking/firewalls/{id}")).collect();
+    let more: Vec<String> = (0..deletes.len()).map(|i| format!("more-{i:02}")).collect();
+    let (gone, made) = futures_util::join!(
+        join_all(deletes.iter().map(|p| api.delete(p))),
+        join_all(more.iter().map(|l| api.post("/networking/firewalls", firewall_body(l))))
+    );
+    for r in gone.iter().chain(made.iter()) {
+        r.ok();
+    }
+    let rows = db_scalar(&s, "SELECT COUNT(*) FROM firewalls").await;
+    assert_eq!(rows, 48);
+    assert_eq!(
+        db_scalar(&s, "SELECT CAST(SUM(n) AS BIGINT) FROM row_blocks WHERE kind = 'firewalls' AND level = 3").await,
+        rows
+    );
+    let page = api.get("/networking/firewalls?page_size=25").await;
+    assert_eq!(page.ok()["results"], rows);
+    let mut seen = ids(&page.body);
+    seen.extend(ids(api.get("/networking/firewalls?page=2&page_size=25").await.ok()));
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len() as i64, rows);
+    let more_only = api.get_filtered("/networking/firewalls", r#"{"label": {"+contains": "more-"}}"#).await;
+    assert_eq!(more_only.ok()["results"], more.len());
+
+    // Every create and delete wrote an event; the event list's kept count has them all.
+    let events = db_scalar(&s, "SELECT COUNT(*) FROM events").await;
+    assert_eq!(api.get("/account/events?page_size=25").await.ok()["results"], events);
+    let deleted = api.get_filtered("/account/events", r#"{"action": "firewall_delete"}"#).await;
+    assert_eq!(deleted.ok()["results"], deletes.len());
+}
+
+#[tokio::test]
+async fn events_past_the_window_leave_the_count() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for l in ["fw-a", "fw-b", "fw-c"] {
+        api.post("/networking/firewalls", firewall_body(l)).await.ok();
+    }
+    let all = api.get("/account/events").await.ok()["results"].as_i64().unwrap();
+    let old = db_scalar(&s, "SELECT MIN(id) FROM events").await;
+    db_exec(&s, &format!("UPDATE events SET created = '2020-01-01T00:00:00' WHERE id = {old}")).await;
+    let page = api.get("/account/events").await;
+    assert_eq!(page.ok()["results"], all - 1);
+    assert!(!ids(&page.body).contains(&old));
+}
+
+#[tokio::test]
+async fn a_filter_no_index_serves_is_refused_on_a_long_list_and_answered_on_a_short_one() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut seed = firewall_body("seed");
+    seed["tags"] = json!(["blue"]);
+    api.post("/networking/firewalls", seed).await.ok();
+    let contains = r#"{"label": {"+contains": "fw-4"}}"#;
+    let not_equal = r#"{"label": {"+neq": "seed"}}"#;
+    assert_eq!(api.get_filtered("/networking/firewalls", contains).await.ok()["results"], 0);
+    let account = db_scalar(&s, "SELECT account_id FROM firewalls WHERE label = 'seed'").await;
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!("{account}, 'fw-' || CAST(n.i AS TEXT), t.status, t.rules, t.tags, t.created, t.updated");
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, "SELECT * FROM firewalls WHERE label = 'seed'", 5_000)).await;
+
+    // 5,001 firewalls: past the budget, what no index serves is refused, naming X-Filter.
+    for f in [
+        contains,
+        not_equal,
+        r#"{"+order_by": "tags"}"#,
+        r#"{"+or": [{"label": "fw-7"}, {"tags": {"+contains": "bl"}}]}"#,
+    ] {
+        let r = api.get_filtered("/networking/firewalls", f).await;
+        assert_eq!(r.status, 400, "{f}: {}", r.body);
+        assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{f}");
+    }
+    // What an index serves answers: equality, a range, a tag, an indexed order, and an AND with
+    // one served part.
+    let one = api.get_filtered("/networking/firewalls", r#"{"label": "fw-42"}"#).await;
+    assert_eq!(one.ok()["results"], 1);
+    let range = r#"{"+and": [{"label": {"+gte": "fw-4998"}}, {"label": {"+lt": "fw-5"}}]}"#;
+    assert_eq!(api.get_filtered("/networking/firewalls", range).await.ok()["results"], 2);
+    let tagged = api.get_filtered("/networking/firewalls", r#"{"tags": "blue"}"#).await;
+    assert_eq!(tagged.ok()["results"], 5_001);
+    let both = api.get_filtered("/networking/firewalls", r#"{"label": "fw-42", "tags": {"+contains": "lu"}}"#).await;
+    assert_eq!(both.ok()["results"], 1);
+    let ordered =
+        api.get_filtered("/networking/firewalls?page_size=25", r#"{"+order_by": "label", "+order": "desc"}"#).await;
+    assert_eq!(ordered.ok()["data"][0]["label"], "seed");
+    // The events of the same account are below the budget: their filters all answer.
+    assert_eq!(
+        api.get_filtered("/account/events", r#"{"action": {"+contains": "firewall"}}"#).await.ok()["results"],
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_tag_filter_follows_tag_changes() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut body = firewall_body("tagged");
+    body["tags"] = json!(["red", "green"]);
+    let id = api.post("/networking/firewalls", body).await.ok()["id"].as_i64().unwrap();
+    let red = r#"{"tags": "red"}"#;
+    assert_eq!(api.get_filtered("/networking/firewalls", red).await.ok()["results"], 1);
+    api.put(&format!("/networking/firewalls/{id}"), json!({"tags": ["green"]})).await.ok();
+    assert_eq!(api.get_filtered("/networking/firewalls", red).await.ok()["results"], 0);
+    assert_eq!(api.get_filtered("/networking/firewalls", r#"{"tags": {"+neq": "red"}}"#).await.ok()["results"], 1);
+    assert_eq!(api.get_filtered("/networking/firewalls", r#"{"tags": "green"}"#).await.ok()["results"], 1);
+    api.delete(&format!("/networking/firewalls/{id}")).await.ok();
+    assert_eq!(api.get_filtered("/networking/firewalls", r#"{"tags": "green"}"#).await.ok()["results"], 0);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM list_tags").await, 0);
+}
