@@ -67,6 +67,44 @@ impl App {
         Timestamp::now().minus_days(self.config.limits.events_days)
     }
 
+    /// Forgets the events and the sign-in records past the window (no request can list or read
+    /// them any more), a batch per transaction; returns how many. Keeps the two lists' counts and
+    /// deep pages to what the window holds.
+    pub async fn events_prune_due(&self) -> Result<u64> {
+        const BATCH: i64 = 1_000;
+        let before = self.events_since();
+        let mut total = 0;
+        loop {
+            let n = self
+                .write(|tx| {
+                    Box::pin(async move {
+                        Ok(tx.events_delete_before(before, BATCH).await?
+                            + tx.logins_delete_before(before, BATCH).await?)
+                    })
+                })
+                .await?;
+            total += n;
+            if n < BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Runs [`App::events_prune_due`] every `every` until aborted (`nubis serve`).
+    pub fn spawn_event_pruner(&self, every: std::time::Duration) -> tokio::task::JoinHandle<()> {
+        let app = self.clone();
+        tokio::spawn(async move {
+            loop {
+                match app.events_prune_due().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(events = n, "forgot the events past the window"),
+                    Err(e) => tracing::warn!(error = %e, "forgetting old events failed"),
+                }
+                tokio::time::sleep(every).await;
+            }
+        })
+    }
+
     pub async fn event_list(&self, actor: &Actor, filter: &Filter, page: PageRequest) -> Result<Page<Event>> {
         self.authorize(actor, Op::EventList).await?;
         let (data, results) =

@@ -6,18 +6,28 @@ use nubis_model::filter::Filter;
 
 use crate::db::{Handle, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, euuid, parent_id, company, email, first_name, last_name, created";
 
-const COLUMNS: &[Column] = &[
-    Column { path: "euuid", expr: "euuid", kind: ColKind::Text },
-    Column { path: "company", expr: "company", kind: ColKind::Text },
-    Column { path: "email", expr: "email", kind: ColKind::Text },
-    Column { path: "first_name", expr: "first_name", kind: ColKind::Text },
-    Column { path: "last_name", expr: "last_name", kind: ColKind::Text },
-];
+/// A parent account's child accounts.
+const CHILD_LIST: Listing<'static> = Listing {
+    select: "SELECT id, euuid, parent_id, company, email, first_name, last_name, created FROM accounts",
+    from: "FROM accounts",
+    scope: "parent_id",
+    and: "",
+    cols: &[
+        Column { path: "euuid", expr: "euuid", kind: ColKind::Text },
+        Column { path: "company", expr: "company", kind: ColKind::Text },
+        Column { path: "email", expr: "email", kind: ColKind::Text },
+        Column { path: "first_name", expr: "first_name", kind: ColKind::Text },
+        Column { path: "last_name", expr: "last_name", kind: ColKind::Text },
+    ],
+    order: "id",
+    kept_count: Some("child_accounts"),
+    indexed: &["euuid", "company", "email"],
+};
 
 fn account(r: &crate::db::Row) -> Result<Account> {
     Ok(Account {
@@ -40,20 +50,10 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<Account>, u64)> {
-        let mut count = Sql::new("SELECT COUNT(*) FROM accounts WHERE parent_id = ");
-        count.bind(Val::I64(parent_id));
-        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query().fetch_i64(self.r()).await?;
-        let mut sql = Sql::new(&format!("SELECT {COLS} FROM accounts WHERE parent_id = "));
-        sql.bind(Val::I64(parent_id));
-        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        push_order(&mut sql, COLUMNS, filter, "id")?;
-        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-        sql.push(" OFFSET ")
-            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
-        let rows = sql.query().fetch_all(self.r()).await?;
+        let v = Visibility { scope_id: parent_id, grant: None, and: None };
+        let (rows, total) = self.fetch_page(&CHILD_LIST, &v, filter, page, page_size).await?;
         let data = rows.iter().map(account).collect::<Result<Vec<_>>>()?;
-        Ok((data, total.max(0) as u64))
+        Ok((data, total))
     }
 
     /// A child account of `parent_id` by euuid.

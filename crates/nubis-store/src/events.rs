@@ -113,6 +113,23 @@ fn scope(sql: &mut Sql, v: &EventViewer, since: Timestamp) {
 }
 
 impl Tx<'_> {
+    /// Deletes up to `limit` of the oldest events created before `before` (with their read
+    /// marks); returns how many.
+    pub async fn events_delete_before(&mut self, before: Timestamp, limit: i64) -> Result<u64> {
+        let old = "SELECT id FROM events WHERE created < $1 ORDER BY created, id LIMIT $2";
+        query(format!("DELETE FROM event_reads WHERE event_id IN ({old})"))
+            .bind(before.to_string())
+            .bind(limit)
+            .execute(self.h())
+            .await?;
+        let n = query(format!("DELETE FROM events WHERE id IN ({old})"))
+            .bind(before.to_string())
+            .bind(limit)
+            .execute(self.h())
+            .await?;
+        Ok(n)
+    }
+
     pub async fn event_insert(&mut self, e: &NewEvent) -> Result<i64> {
         let (gk, gi) = match e.visible_with {
             Some((k, id)) => (Some(k.name()), Some(id)),

@@ -8,7 +8,10 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{
+    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
+    push_page, served, unserved,
+};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, datetime, ip, username, status, restricted";
@@ -21,6 +24,9 @@ const COLUMNS: &[Column] = &[
     Column { path: "status", expr: "status", kind: ColKind::Text },
     Column { path: "restricted", expr: "restricted", kind: ColKind::Bool },
 ];
+
+/// The fields an index on the account (or the user) and the field serves (migration 36).
+const INDEXED: &[&str] = &["datetime", "ip", "username"];
 
 fn login(r: &Row) -> Result<Login> {
     Ok(Login {
@@ -60,6 +66,18 @@ fn scope(sql: &mut Sql, s: &LoginScope) {
 }
 
 impl Tx<'_> {
+    /// Deletes up to `limit` of the oldest sign-in attempts recorded before `before`; returns how
+    /// many.
+    pub async fn logins_delete_before(&mut self, before: Timestamp, limit: i64) -> Result<u64> {
+        query(
+            "DELETE FROM logins WHERE id IN (SELECT id FROM logins WHERE datetime < $1 ORDER BY datetime, id LIMIT $2)",
+        )
+        .bind(before.to_string())
+        .bind(limit)
+        .execute(self.h())
+        .await
+    }
+
     /// Records a sign-in attempt; returns its id.
     pub async fn login_insert(&mut self, l: &NewLogin<'_>) -> Result<i64> {
         query(
@@ -112,17 +130,49 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<Login>, u64)> {
-        let mut count = Sql::new("SELECT COUNT(*) FROM logins");
-        scope(&mut count, s);
-        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query().fetch_i64(self.r()).await?;
-        let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
+        // The kept count and blocks of the account's successful logins, or of the user's.
+        let (kind, column, scope_id) = match s.user_id {
+            Some(u) => ("user_logins", "user_id", u),
+            None => ("account_logins", "account_id", s.account_id),
+        };
+        if !served(filter, INDEXED) {
+            let n = self.kept_count(scope_id, kind).await?;
+            if n > SCAN_BUDGET {
+                return Err(unserved(n, INDEXED));
+            }
+        }
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        // The whole list: the kept count less the logins past the window (an index range of
+        // those alone).
+        let (total, aged) = if filter.cond.is_none() {
+            let mut count = Sql::new("SELECT (");
+            push_kept_count(&mut count, scope_id, kind);
+            count.push(&format!(") AS kept, (SELECT COUNT(*) FROM logins WHERE {column} = ")).bind(Val::I64(scope_id));
+            count.push(" AND datetime < ").bind(Val::Str(s.since.to_string()));
+            let row = count.push(" AND status = 'successful') AS aged").query().fetch_one(self.r()).await?;
+            let aged = row.i64("aged")?;
+            (row.i64("kept")? - aged, aged)
+        } else {
+            let mut count = Sql::new("SELECT COUNT(*) FROM logins");
+            scope(&mut count, s);
+            push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+            (count.query().fetch_i64(self.r()).await?, 0)
+        };
+        let located = filter.cond.is_none() && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM;
+        let mut sql = Sql::default();
+        if located {
+            push_located(&mut sql, kind, scope_id, offset, true);
+        }
+        sql.push(&format!("SELECT {COLS} FROM logins"));
         scope(&mut sql, s);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        push_order(&mut sql, COLUMNS, filter, "id DESC")?;
-        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-        sql.push(" OFFSET ")
-            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+        if located {
+            sql.push(" AND id <= (SELECT last FROM located) ORDER BY id DESC LIMIT ").bind(Val::I64(page_size as i64));
+            sql.push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        } else {
+            push_order(&mut sql, COLUMNS, filter, "id DESC")?;
+            push_page(&mut sql, page, page_size);
+        }
         let rows = sql.query().fetch_all(self.r()).await?;
         let data = rows.iter().map(login).collect::<Result<Vec<_>>>()?;
         Ok((data, total.max(0) as u64))

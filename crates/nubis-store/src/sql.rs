@@ -244,8 +244,8 @@ pub(crate) struct Listing<'a> {
     pub cols: &'a [Column],
     /// The order when the filter names none, and the tie-break when it does (a unique column).
     pub order: &'a str,
-    /// The `kind` of the kept count in `row_counts` that counts every row of the scope (when
-    /// the list has no other condition), and of its block counts in `row_blocks` (migration 36),
+    /// The `kind` of the kept count in `row_counts` that counts every row of the scope that
+    /// meets `and` (the list's rows when nothing else narrows them), and of its block counts in `row_blocks` (migration 36),
     /// which locate deep pages; a list with one is ordered by its id column (`order`).
     pub kept_count: Option<&'a str>,
     /// The fields of `cols` an index on the scope and the field serves (besides `id`): see
@@ -466,9 +466,10 @@ impl crate::Store {
         let offset = page.saturating_sub(1).saturating_mul(page_size);
         // A deep page of such a list in its own order starts where the block counts say.
         let located = kept.filter(|_| offset >= LOCATE_FROM && filter.order_by.is_none());
+        let (id_col, desc) = l.order.strip_suffix(" DESC").map_or((l.order, false), |c| (c, true));
         let mut sql = Sql::default();
         if let Some(kind) = located {
-            push_located(&mut sql, kind, v.scope_id, offset, false);
+            push_located(&mut sql, kind, v.scope_id, offset, desc);
         }
         match folded {
             Some((kind, cols)) => {
@@ -484,7 +485,10 @@ impl crate::Store {
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
         if located.is_some() {
-            sql.push(&format!(" AND {} >= (SELECT first FROM located)", l.order));
+            match desc {
+                false => sql.push(&format!(" AND {id_col} >= (SELECT first FROM located)")),
+                true => sql.push(&format!(" AND {id_col} <= (SELECT last FROM located)")),
+            };
             push_order(&mut sql, l.cols, filter, l.order)?;
             sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
             sql.push(" OFFSET COALESCE((SELECT skip FROM located), 0)");

@@ -105,8 +105,8 @@ const SSH_KEY_LIST: Listing<'static> = Listing {
         Column { path: "created", expr: "k.created", kind: ColKind::Text },
     ],
     order: "k.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("ssh_keys"),
+    indexed: &["label", "created"],
 };
 
 impl Store {

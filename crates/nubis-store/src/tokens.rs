@@ -130,8 +130,8 @@ const TOKEN_LIST: Listing<'static> = Listing {
         Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
     ],
     order: "t.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("personal_tokens"),
+    indexed: &["label", "created"],
 };
 
 impl Store {

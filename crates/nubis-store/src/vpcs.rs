@@ -300,12 +300,12 @@ const VPC_IP_LIST: Listing<'static> = Listing {
         Column { path: "config_id", expr: "f.config_id", kind: ColKind::Int },
         Column { path: "instance_id", expr: "f.instance_id", kind: ColKind::Int },
         Column { path: "region", expr: "f.region", kind: ColKind::Text },
-        Column { path: "vpc_id", expr: "s.vpc_id", kind: ColKind::Int },
+        Column { path: "vpc_id", expr: "f.vpc_id", kind: ColKind::Int },
         Column { path: "subnet_id", expr: "f.subnet_id", kind: ColKind::Int },
     ],
     order: "f.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("vpc_interfaces"),
+    indexed: &["vpc_id", "subnet_id", "instance_id"],
 };
 
 /// A VPC with its subnets (in id order) and the VPC interfaces on them.
@@ -505,7 +505,7 @@ impl Store {
 
 /// [`VPC_IP_LIST`] of the interfaces with IPv6.
 const VPC_IPV6_LIST: Listing<'static> =
-    Listing { and: " AND f.purpose = 'vpc' AND f.vpc_ipv6_range IS NOT NULL", ..VPC_IP_LIST };
+    Listing { and: " AND f.purpose = 'vpc' AND f.vpc_ipv6_range IS NOT NULL", kept_count: None, ..VPC_IP_LIST };
 
 const SUBNET_LIST: Listing<'static> = Listing {
     select: "SELECT s.id, s.vpc_id, s.account_id, s.label, s.ipv4, s.first_v4, s.last_v4, s.ipv6_range, \

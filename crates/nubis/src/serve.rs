@@ -191,6 +191,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let transfers = app.spawn_transfer_worker();
     // Automatic backups, in each instance's window.
     let backups = app.spawn_backup_taker(std::time::Duration::from_secs(60));
+    // Events past the window are forgotten.
+    let pruner = app.spawn_event_pruner(std::time::Duration::from_secs(60));
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
@@ -222,6 +224,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     transfers.abort();
     backups.abort();
+    pruner.abort();
     mailer.abort();
     billing.abort();
     settler.abort();

@@ -64,6 +64,9 @@ pub const TIME_MOVED: &[(&str, TimeHook)] = &[
     ("backups: take the automatic backups due", |app| {
         Box::pin(async move { app.backups_take_due(Timestamp::now()).await.map(drop) })
     }),
+    ("events: forget the events past the window", |app| {
+        Box::pin(async move { app.events_prune_due().await.map(drop) })
+    }),
 ];
 
 const MAX_ADVANCE_SECS: i64 = 100 * 366 * 86_400;

@@ -52,9 +52,32 @@ CREATE INDEX IF NOT EXISTS users_account_username ON users(account_id, username)
 CREATE INDEX IF NOT EXISTS users_account_email ON users(account_id, email, id);
 CREATE INDEX IF NOT EXISTS vpc_subnets_vpc_label ON vpc_subnets(vpc_id, label);
 CREATE INDEX IF NOT EXISTS vpc_subnets_vpc_created ON vpc_subnets(vpc_id, created, id);
+CREATE INDEX IF NOT EXISTS events_created ON events(created, id);
+CREATE INDEX IF NOT EXISTS tokens_user_label ON tokens(user_id, label);
+CREATE INDEX IF NOT EXISTS tokens_user_created ON tokens(user_id, created, id);
+CREATE INDEX IF NOT EXISTS ssh_keys_user_label ON ssh_keys(user_id, label);
+CREATE INDEX IF NOT EXISTS ssh_keys_user_created ON ssh_keys(user_id, created, id);
+CREATE INDEX IF NOT EXISTS payments_account_date ON payments(account_id, date, id);
+CREATE INDEX IF NOT EXISTS invoices_account_date ON invoices(account_id, date, id);
+CREATE INDEX IF NOT EXISTS invoices_account_label ON invoices(account_id, label, id);
+CREATE INDEX IF NOT EXISTS invoices_account_total ON invoices(account_id, total, id);
+CREATE INDEX IF NOT EXISTS invoice_items_invoice ON invoice_items(invoice_id, id);
+CREATE INDEX IF NOT EXISTS invoice_items_invoice_label ON invoice_items(invoice_id, label, id);
+CREATE INDEX IF NOT EXISTS invoice_items_invoice_type ON invoice_items(invoice_id, type, id);
+CREATE INDEX IF NOT EXISTS invoice_items_invoice_region ON invoice_items(invoice_id, region, id);
+CREATE INDEX IF NOT EXISTS logins_account_datetime ON logins(account_id, datetime, id);
+CREATE INDEX IF NOT EXISTS logins_user ON logins(user_id, id);
+CREATE INDEX IF NOT EXISTS logins_user_datetime ON logins(user_id, datetime, id);
+CREATE INDEX IF NOT EXISTS logins_account_ip ON logins(account_id, ip, id);
+CREATE INDEX IF NOT EXISTS logins_account_username ON logins(account_id, username, id);
+CREATE INDEX IF NOT EXISTS logins_datetime ON logins(datetime, id);
+CREATE INDEX IF NOT EXISTS accounts_parent ON accounts(parent_id, id);
+CREATE INDEX IF NOT EXISTS instance_interfaces_instance ON instance_interfaces(instance_id, id);
+CREATE INDEX IF NOT EXISTS accounts_parent_company ON accounts(parent_id, company, id);
+CREATE INDEX IF NOT EXISTS accounts_parent_email ON accounts(parent_id, email, id);
 
--- TG_ARGV: the kind, the scope column, whether row_counts counts this list here, and the boolean
--- column a row must have true to be in the list ('' when every row is). Writers
+-- TG_ARGV: the kind, the scope column, whether row_counts counts this list here, and the column
+-- and the value (as JSON text) a row must have to be in the list ('' when every row is). Writers
 -- spread over 8 shards of each block (and 16 of each count, as in 0010), so that concurrent
 -- inserts into one list rarely update the same row.
 CREATE FUNCTION nubis_list_rows() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -64,10 +87,10 @@ DECLARE
     o_scope BIGINT;
     n_scope BIGINT;
 BEGIN
-    IF TG_OP IN ('DELETE', 'UPDATE') AND (TG_ARGV[3] = '' OR (to_jsonb(OLD) ->> TG_ARGV[3])::BOOLEAN) THEN
+    IF TG_OP IN ('DELETE', 'UPDATE') AND (TG_ARGV[3] = '' OR to_jsonb(OLD) ->> TG_ARGV[3] = TG_ARGV[4]) THEN
         o_scope := (to_jsonb(OLD) ->> TG_ARGV[1])::BIGINT;
     END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_ARGV[3] = '' OR (to_jsonb(NEW) ->> TG_ARGV[3])::BOOLEAN) THEN
+    IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_ARGV[3] = '' OR to_jsonb(NEW) ->> TG_ARGV[3] = TG_ARGV[4]) THEN
         n_scope := (to_jsonb(NEW) ->> TG_ARGV[1])::BIGINT;
     END IF;
     IF TG_OP = 'UPDATE' AND o_scope IS NOT DISTINCT FROM n_scope THEN
@@ -95,58 +118,108 @@ BEGIN
 END
 $fn$;
 
-CREATE TRIGGER vpcs_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON vpcs FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('vpcs', 'account_id', 'blocks', '');
-CREATE TRIGGER instances_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON instances FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('instances', 'account_id', 'blocks', '');
-CREATE TRIGGER firewalls_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON firewalls FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('firewalls', 'account_id', 'blocks', '');
-CREATE TRIGGER nodebalancers_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON nodebalancers FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancers', 'account_id', 'blocks', '');
-CREATE TRIGGER events_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON events FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('events', 'account_id', 'count', '');
-CREATE TRIGGER users_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON users FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('users', 'account_id', 'count', '');
-CREATE TRIGGER vpc_subnets_blocks AFTER INSERT OR DELETE OR UPDATE OF vpc_id ON vpc_subnets FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('vpc_subnets', 'vpc_id', 'count', '');
-CREATE TRIGGER nodebalancer_configs_blocks AFTER INSERT OR DELETE OR UPDATE OF nodebalancer_id ON nodebalancer_configs FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancer_configs', 'nodebalancer_id', 'count', '');
-CREATE TRIGGER nodebalancer_nodes_blocks AFTER INSERT OR DELETE OR UPDATE OF config_id ON nodebalancer_nodes FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancer_nodes', 'config_id', 'count', '');
-CREATE TRIGGER firewall_devices_blocks AFTER INSERT OR DELETE OR UPDATE OF firewall_id ON firewall_devices FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('firewall_devices', 'firewall_id', 'count', '');
-CREATE TRIGGER ip_addresses_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, public ON ip_addresses FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('public_ips', 'account_id', 'count', 'public');
+CREATE TRIGGER vpcs_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON vpcs FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('vpcs', 'account_id', 'blocks', '', '');
+CREATE TRIGGER instances_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON instances FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('instances', 'account_id', 'blocks', '', '');
+CREATE TRIGGER firewalls_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON firewalls FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('firewalls', 'account_id', 'blocks', '', '');
+CREATE TRIGGER nodebalancers_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON nodebalancers FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancers', 'account_id', 'blocks', '', '');
+CREATE TRIGGER events_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON events FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('events', 'account_id', 'count', '', '');
+CREATE TRIGGER users_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON users FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('users', 'account_id', 'count', '', '');
+CREATE TRIGGER vpc_subnets_blocks AFTER INSERT OR DELETE OR UPDATE OF vpc_id ON vpc_subnets FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('vpc_subnets', 'vpc_id', 'count', '', '');
+CREATE TRIGGER nodebalancer_configs_blocks AFTER INSERT OR DELETE OR UPDATE OF nodebalancer_id ON nodebalancer_configs FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancer_configs', 'nodebalancer_id', 'count', '', '');
+CREATE TRIGGER nodebalancer_nodes_blocks AFTER INSERT OR DELETE OR UPDATE OF config_id ON nodebalancer_nodes FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('nodebalancer_nodes', 'config_id', 'count', '', '');
+CREATE TRIGGER firewall_devices_blocks AFTER INSERT OR DELETE OR UPDATE OF firewall_id ON firewall_devices FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('firewall_devices', 'firewall_id', 'count', '', '');
+CREATE TRIGGER public_ips_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, public ON ip_addresses FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('public_ips', 'account_id', 'count', 'public', 'true');
+CREATE TRIGGER personal_tokens_blocks AFTER INSERT OR DELETE OR UPDATE OF user_id, kind ON tokens FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('personal_tokens', 'user_id', 'count', 'kind', 'pat');
+CREATE TRIGGER ssh_keys_blocks AFTER INSERT OR DELETE OR UPDATE OF user_id ON ssh_keys FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('ssh_keys', 'user_id', 'count', '', '');
+CREATE TRIGGER confirmed_payments_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, status ON payments FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('confirmed_payments', 'account_id', 'count', 'status', 'confirmed');
+CREATE TRIGGER invoices_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id ON invoices FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('invoices', 'account_id', 'count', '', '');
+CREATE TRIGGER invoice_items_blocks AFTER INSERT OR DELETE OR UPDATE OF invoice_id ON invoice_items FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('invoice_items', 'invoice_id', 'count', '', '');
+CREATE TRIGGER payment_methods_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, active ON payment_methods FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('payment_methods', 'account_id', 'count', 'active', 'true');
+CREATE TRIGGER child_accounts_blocks AFTER INSERT OR DELETE OR UPDATE OF parent_id ON accounts FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('child_accounts', 'parent_id', 'count', '', '');
+CREATE TRIGGER vpc_interfaces_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, purpose ON instance_interfaces FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('vpc_interfaces', 'account_id', 'count', 'purpose', 'vpc');
+CREATE TRIGGER account_logins_blocks AFTER INSERT OR DELETE OR UPDATE OF account_id, status ON logins FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('account_logins', 'account_id', 'count', 'status', 'successful');
+CREATE TRIGGER user_logins_blocks AFTER INSERT OR DELETE OR UPDATE OF user_id, status ON logins FOR EACH ROW EXECUTE FUNCTION nubis_list_rows('user_logins', 'user_id', 'count', 'status', 'successful');
 
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 1, id >> 6, 0, COUNT(*) FROM vpcs GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 2, id >> 12, 0, COUNT(*) FROM vpcs GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 3, id >> 18, 0, COUNT(*) FROM vpcs GROUP BY account_id, id >> 18;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 1, id >> 6, 0, COUNT(*) FROM instances GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 2, id >> 12, 0, COUNT(*) FROM instances GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 3, id >> 18, 0, COUNT(*) FROM instances GROUP BY account_id, id >> 18;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 1, id >> 6, 0, COUNT(*) FROM firewalls GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 2, id >> 12, 0, COUNT(*) FROM firewalls GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 3, id >> 18, 0, COUNT(*) FROM firewalls GROUP BY account_id, id >> 18;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancers GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancers GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancers GROUP BY account_id, id >> 18;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 1, id >> 6, 0, COUNT(*) FROM events GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 2, id >> 12, 0, COUNT(*) FROM events GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 3, id >> 18, 0, COUNT(*) FROM events GROUP BY account_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'events', 0, COUNT(*) FROM events GROUP BY account_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 1, id >> 6, 0, COUNT(*) FROM users GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 2, id >> 12, 0, COUNT(*) FROM users GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 3, id >> 18, 0, COUNT(*) FROM users GROUP BY account_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'users', 0, COUNT(*) FROM users GROUP BY account_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 1, id >> 6, 0, COUNT(*) FROM vpc_subnets GROUP BY vpc_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 2, id >> 12, 0, COUNT(*) FROM vpc_subnets GROUP BY vpc_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 3, id >> 18, 0, COUNT(*) FROM vpc_subnets GROUP BY vpc_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT vpc_id, 'vpc_subnets', 0, COUNT(*) FROM vpc_subnets GROUP BY vpc_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancer_configs GROUP BY nodebalancer_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancer_configs GROUP BY nodebalancer_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancer_configs GROUP BY nodebalancer_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT nodebalancer_id, 'nodebalancer_configs', 0, COUNT(*) FROM nodebalancer_configs GROUP BY nodebalancer_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancer_nodes GROUP BY config_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancer_nodes GROUP BY config_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancer_nodes GROUP BY config_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT config_id, 'nodebalancer_nodes', 0, COUNT(*) FROM nodebalancer_nodes GROUP BY config_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 1, id >> 6, 0, COUNT(*) FROM firewall_devices GROUP BY firewall_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 2, id >> 12, 0, COUNT(*) FROM firewall_devices GROUP BY firewall_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 3, id >> 18, 0, COUNT(*) FROM firewall_devices GROUP BY firewall_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT firewall_id, 'firewall_devices', 0, COUNT(*) FROM firewall_devices GROUP BY firewall_id;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 1, id >> 6, 0, COUNT(*) FROM ip_addresses WHERE public GROUP BY account_id, id >> 6;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 2, id >> 12, 0, COUNT(*) FROM ip_addresses WHERE public GROUP BY account_id, id >> 12;
-INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 3, id >> 18, 0, COUNT(*) FROM ip_addresses WHERE public GROUP BY account_id, id >> 18;
-INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'public_ips', 0, COUNT(*) FROM ip_addresses WHERE public GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 1, id >> 6, 0, COUNT(*) FROM vpcs WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 2, id >> 12, 0, COUNT(*) FROM vpcs WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpcs', account_id, 3, id >> 18, 0, COUNT(*) FROM vpcs WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 1, id >> 6, 0, COUNT(*) FROM instances WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 2, id >> 12, 0, COUNT(*) FROM instances WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'instances', account_id, 3, id >> 18, 0, COUNT(*) FROM instances WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 1, id >> 6, 0, COUNT(*) FROM firewalls WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 2, id >> 12, 0, COUNT(*) FROM firewalls WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewalls', account_id, 3, id >> 18, 0, COUNT(*) FROM firewalls WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancers WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancers WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancers', account_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancers WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 1, id >> 6, 0, COUNT(*) FROM events WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 2, id >> 12, 0, COUNT(*) FROM events WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'events', account_id, 3, id >> 18, 0, COUNT(*) FROM events WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'events', 0, COUNT(*) FROM events WHERE account_id IS NOT NULL GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 1, id >> 6, 0, COUNT(*) FROM users WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 2, id >> 12, 0, COUNT(*) FROM users WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'users', account_id, 3, id >> 18, 0, COUNT(*) FROM users WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'users', 0, COUNT(*) FROM users WHERE account_id IS NOT NULL GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 1, id >> 6, 0, COUNT(*) FROM vpc_subnets WHERE vpc_id IS NOT NULL GROUP BY vpc_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 2, id >> 12, 0, COUNT(*) FROM vpc_subnets WHERE vpc_id IS NOT NULL GROUP BY vpc_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_subnets', vpc_id, 3, id >> 18, 0, COUNT(*) FROM vpc_subnets WHERE vpc_id IS NOT NULL GROUP BY vpc_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT vpc_id, 'vpc_subnets', 0, COUNT(*) FROM vpc_subnets WHERE vpc_id IS NOT NULL GROUP BY vpc_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancer_configs WHERE nodebalancer_id IS NOT NULL GROUP BY nodebalancer_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancer_configs WHERE nodebalancer_id IS NOT NULL GROUP BY nodebalancer_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_configs', nodebalancer_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancer_configs WHERE nodebalancer_id IS NOT NULL GROUP BY nodebalancer_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT nodebalancer_id, 'nodebalancer_configs', 0, COUNT(*) FROM nodebalancer_configs WHERE nodebalancer_id IS NOT NULL GROUP BY nodebalancer_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 1, id >> 6, 0, COUNT(*) FROM nodebalancer_nodes WHERE config_id IS NOT NULL GROUP BY config_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 2, id >> 12, 0, COUNT(*) FROM nodebalancer_nodes WHERE config_id IS NOT NULL GROUP BY config_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'nodebalancer_nodes', config_id, 3, id >> 18, 0, COUNT(*) FROM nodebalancer_nodes WHERE config_id IS NOT NULL GROUP BY config_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT config_id, 'nodebalancer_nodes', 0, COUNT(*) FROM nodebalancer_nodes WHERE config_id IS NOT NULL GROUP BY config_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 1, id >> 6, 0, COUNT(*) FROM firewall_devices WHERE firewall_id IS NOT NULL GROUP BY firewall_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 2, id >> 12, 0, COUNT(*) FROM firewall_devices WHERE firewall_id IS NOT NULL GROUP BY firewall_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'firewall_devices', firewall_id, 3, id >> 18, 0, COUNT(*) FROM firewall_devices WHERE firewall_id IS NOT NULL GROUP BY firewall_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT firewall_id, 'firewall_devices', 0, COUNT(*) FROM firewall_devices WHERE firewall_id IS NOT NULL GROUP BY firewall_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 1, id >> 6, 0, COUNT(*) FROM ip_addresses WHERE account_id IS NOT NULL AND ip_addresses.public GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 2, id >> 12, 0, COUNT(*) FROM ip_addresses WHERE account_id IS NOT NULL AND ip_addresses.public GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'public_ips', account_id, 3, id >> 18, 0, COUNT(*) FROM ip_addresses WHERE account_id IS NOT NULL AND ip_addresses.public GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'public_ips', 0, COUNT(*) FROM ip_addresses WHERE account_id IS NOT NULL AND ip_addresses.public GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'personal_tokens', user_id, 1, id >> 6, 0, COUNT(*) FROM tokens WHERE user_id IS NOT NULL AND tokens.kind = 'pat' GROUP BY user_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'personal_tokens', user_id, 2, id >> 12, 0, COUNT(*) FROM tokens WHERE user_id IS NOT NULL AND tokens.kind = 'pat' GROUP BY user_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'personal_tokens', user_id, 3, id >> 18, 0, COUNT(*) FROM tokens WHERE user_id IS NOT NULL AND tokens.kind = 'pat' GROUP BY user_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT user_id, 'personal_tokens', 0, COUNT(*) FROM tokens WHERE user_id IS NOT NULL AND tokens.kind = 'pat' GROUP BY user_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'ssh_keys', user_id, 1, id >> 6, 0, COUNT(*) FROM ssh_keys WHERE user_id IS NOT NULL GROUP BY user_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'ssh_keys', user_id, 2, id >> 12, 0, COUNT(*) FROM ssh_keys WHERE user_id IS NOT NULL GROUP BY user_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'ssh_keys', user_id, 3, id >> 18, 0, COUNT(*) FROM ssh_keys WHERE user_id IS NOT NULL GROUP BY user_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT user_id, 'ssh_keys', 0, COUNT(*) FROM ssh_keys WHERE user_id IS NOT NULL GROUP BY user_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'confirmed_payments', account_id, 1, id >> 6, 0, COUNT(*) FROM payments WHERE account_id IS NOT NULL AND payments.status = 'confirmed' GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'confirmed_payments', account_id, 2, id >> 12, 0, COUNT(*) FROM payments WHERE account_id IS NOT NULL AND payments.status = 'confirmed' GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'confirmed_payments', account_id, 3, id >> 18, 0, COUNT(*) FROM payments WHERE account_id IS NOT NULL AND payments.status = 'confirmed' GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'confirmed_payments', 0, COUNT(*) FROM payments WHERE account_id IS NOT NULL AND payments.status = 'confirmed' GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoices', account_id, 1, id >> 6, 0, COUNT(*) FROM invoices WHERE account_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoices', account_id, 2, id >> 12, 0, COUNT(*) FROM invoices WHERE account_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoices', account_id, 3, id >> 18, 0, COUNT(*) FROM invoices WHERE account_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'invoices', 0, COUNT(*) FROM invoices WHERE account_id IS NOT NULL GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoice_items', invoice_id, 1, id >> 6, 0, COUNT(*) FROM invoice_items WHERE invoice_id IS NOT NULL GROUP BY invoice_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoice_items', invoice_id, 2, id >> 12, 0, COUNT(*) FROM invoice_items WHERE invoice_id IS NOT NULL GROUP BY invoice_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'invoice_items', invoice_id, 3, id >> 18, 0, COUNT(*) FROM invoice_items WHERE invoice_id IS NOT NULL GROUP BY invoice_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT invoice_id, 'invoice_items', 0, COUNT(*) FROM invoice_items WHERE invoice_id IS NOT NULL GROUP BY invoice_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'payment_methods', account_id, 1, id >> 6, 0, COUNT(*) FROM payment_methods WHERE account_id IS NOT NULL AND payment_methods.active GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'payment_methods', account_id, 2, id >> 12, 0, COUNT(*) FROM payment_methods WHERE account_id IS NOT NULL AND payment_methods.active GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'payment_methods', account_id, 3, id >> 18, 0, COUNT(*) FROM payment_methods WHERE account_id IS NOT NULL AND payment_methods.active GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'payment_methods', 0, COUNT(*) FROM payment_methods WHERE account_id IS NOT NULL AND payment_methods.active GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'child_accounts', parent_id, 1, id >> 6, 0, COUNT(*) FROM accounts WHERE parent_id IS NOT NULL AND accounts.parent_id IS NOT NULL GROUP BY parent_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'child_accounts', parent_id, 2, id >> 12, 0, COUNT(*) FROM accounts WHERE parent_id IS NOT NULL AND accounts.parent_id IS NOT NULL GROUP BY parent_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'child_accounts', parent_id, 3, id >> 18, 0, COUNT(*) FROM accounts WHERE parent_id IS NOT NULL AND accounts.parent_id IS NOT NULL GROUP BY parent_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT parent_id, 'child_accounts', 0, COUNT(*) FROM accounts WHERE parent_id IS NOT NULL AND accounts.parent_id IS NOT NULL GROUP BY parent_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_interfaces', account_id, 1, id >> 6, 0, COUNT(*) FROM instance_interfaces WHERE account_id IS NOT NULL AND instance_interfaces.purpose = 'vpc' GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_interfaces', account_id, 2, id >> 12, 0, COUNT(*) FROM instance_interfaces WHERE account_id IS NOT NULL AND instance_interfaces.purpose = 'vpc' GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'vpc_interfaces', account_id, 3, id >> 18, 0, COUNT(*) FROM instance_interfaces WHERE account_id IS NOT NULL AND instance_interfaces.purpose = 'vpc' GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'vpc_interfaces', 0, COUNT(*) FROM instance_interfaces WHERE account_id IS NOT NULL AND instance_interfaces.purpose = 'vpc' GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'account_logins', account_id, 1, id >> 6, 0, COUNT(*) FROM logins WHERE account_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY account_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'account_logins', account_id, 2, id >> 12, 0, COUNT(*) FROM logins WHERE account_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY account_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'account_logins', account_id, 3, id >> 18, 0, COUNT(*) FROM logins WHERE account_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY account_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT account_id, 'account_logins', 0, COUNT(*) FROM logins WHERE account_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY account_id;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'user_logins', user_id, 1, id >> 6, 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id, id >> 6;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'user_logins', user_id, 2, id >> 12, 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id, id >> 12;
+INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'user_logins', user_id, 3, id >> 18, 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id, id >> 18;
+INSERT INTO row_counts (account_id, kind, shard, n) SELECT user_id, 'user_logins', 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id;
 
 -- Cached pages read the block counts: their writes send change notices (as row_counts, 0025).
 CREATE TRIGGER row_blocks_change_notice AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON row_blocks

@@ -5,10 +5,9 @@ use nubis_model::billing::{Cents, Invoice, InvoiceItem};
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
-use super::{of_account, page};
 use crate::db::{Handle, Row, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 fn invoice(r: &Row) -> Result<Invoice> {
@@ -24,12 +23,22 @@ fn invoice(r: &Row) -> Result<Invoice> {
     })
 }
 
-const INVOICE_COLUMNS: &[Column] = &[
-    Column { path: "id", expr: "id", kind: ColKind::Int },
-    Column { path: "date", expr: "date", kind: ColKind::Text },
-    Column { path: "label", expr: "label", kind: ColKind::Text },
-    Column { path: "total", expr: "total", kind: ColKind::Cents },
-];
+/// The account's invoices, newest first.
+const INVOICE_LIST: Listing<'static> = Listing {
+    select: "SELECT id, date, label, subtotal, tax, total FROM invoices",
+    from: "FROM invoices",
+    scope: "account_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "id", kind: ColKind::Int },
+        Column { path: "date", expr: "date", kind: ColKind::Text },
+        Column { path: "label", expr: "label", kind: ColKind::Text },
+        Column { path: "total", expr: "total", kind: ColKind::Cents },
+    ],
+    order: "id DESC",
+    kept_count: Some("invoices"),
+    indexed: &["date", "label", "total"],
+};
 
 fn item(r: &Row) -> Result<InvoiceItem> {
     Ok(InvoiceItem {
@@ -46,11 +55,21 @@ fn item(r: &Row) -> Result<InvoiceItem> {
     })
 }
 
-const ITEM_COLUMNS: &[Column] = &[
-    Column { path: "label", expr: "label", kind: ColKind::Text },
-    Column { path: "type", expr: "type", kind: ColKind::Text },
-    Column { path: "region", expr: "region", kind: ColKind::Text },
-];
+/// An invoice's items, in the order they were written.
+const ITEM_LIST: Listing<'static> = Listing {
+    select: "SELECT label, from_ts, to_ts, quantity, unit_price, amount, tax, total, region, type FROM invoice_items",
+    from: "FROM invoice_items",
+    scope: "invoice_id",
+    and: "",
+    cols: &[
+        Column { path: "label", expr: "label", kind: ColKind::Text },
+        Column { path: "type", expr: "type", kind: ColKind::Text },
+        Column { path: "region", expr: "region", kind: ColKind::Text },
+    ],
+    order: "id",
+    kept_count: Some("invoice_items"),
+    indexed: &["label", "type", "region"],
+};
 
 /// A service metered on an account from `started` until `ended`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,9 +277,9 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<Invoice>, u64)> {
-        let w = of_account("FROM invoices", account_id);
-        let select = "SELECT id, date, label, subtotal, tax, total";
-        page(self, select, &w, INVOICE_COLUMNS, filter, "id DESC", p, size, invoice).await
+        let v = Visibility { scope_id: account_id, grant: None, and: None };
+        let (rows, n) = self.fetch_page(&INVOICE_LIST, &v, filter, p, size).await?;
+        Ok((rows.iter().map(invoice).collect::<Result<_>>()?, n))
     }
 
     pub async fn invoice_get(&self, account_id: i64, id: i64) -> Result<Option<Invoice>> {
@@ -279,11 +298,9 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<InvoiceItem>, u64)> {
-        let w = move |s: &mut Sql| {
-            s.push("FROM invoice_items WHERE invoice_id = ").bind(Val::I64(invoice_id));
-        };
-        let select = "SELECT label, from_ts, to_ts, quantity, unit_price, amount, tax, total, region, type";
-        page(self, select, &w, ITEM_COLUMNS, filter, "id", p, size, item).await
+        let v = Visibility { scope_id: invoice_id, grant: None, and: None };
+        let (rows, n) = self.fetch_page(&ITEM_LIST, &v, filter, p, size).await?;
+        Ok((rows.iter().map(item).collect::<Result<_>>()?, n))
     }
 
     /// Sum of the totals of the account's invoices dated after `since`.

@@ -10,7 +10,7 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::{Handle, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{ColKind, Column, Listing, Sql, Val, Visibility, push_filter, push_order};
 use crate::{Store, Tx};
 
 mod maintenance;
@@ -145,12 +145,23 @@ fn method(r: &Row) -> Result<MethodRow> {
     })
 }
 
-const PM_COLUMNS: &[Column] = &[
-    Column { path: "id", expr: "id", kind: ColKind::Int },
-    Column { path: "is_default", expr: "is_default", kind: ColKind::Bool },
-    Column { path: "type", expr: "type", kind: ColKind::Text },
-    Column { path: "created", expr: "created", kind: ColKind::Text },
-];
+/// The account's active payment methods.
+const PM_LIST: Listing<'static> = Listing {
+    select: "SELECT id, account_id, type, card_type, last_four, expiry_month, expiry_year, gateway_ref, is_default, \
+             active, created FROM payment_methods",
+    from: "FROM payment_methods",
+    scope: "account_id",
+    and: " AND active = TRUE",
+    cols: &[
+        Column { path: "id", expr: "id", kind: ColKind::Int },
+        Column { path: "is_default", expr: "is_default", kind: ColKind::Bool },
+        Column { path: "type", expr: "type", kind: ColKind::Text },
+        Column { path: "created", expr: "created", kind: ColKind::Text },
+    ],
+    order: "id",
+    kept_count: Some("payment_methods"),
+    indexed: &[],
+};
 
 async fn payment_method_default(h: Handle<'_>, account_id: i64) -> Result<Option<MethodRow>> {
     let sql =
@@ -186,12 +197,6 @@ async fn page<T>(
     sql.push(" OFFSET ").bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
     let rows = sql.query().fetch_all(store.r()).await?;
     Ok((rows.iter().map(map).collect::<Result<Vec<_>>>()?, total.max(0) as u64))
-}
-
-fn of_account(from: &'static str, account_id: i64) -> impl Fn(&mut Sql) + Sync + Send {
-    move |s: &mut Sql| {
-        s.push(from).push(" WHERE account_id = ").bind(Val::I64(account_id));
-    }
 }
 
 impl Tx<'_> {
@@ -429,14 +434,9 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<PaymentMethod>, u64)> {
-        let base = of_account("FROM payment_methods", account_id);
-        let w = move |s: &mut Sql| {
-            base(s);
-            s.push(" AND active = TRUE");
-        };
-        let select = format!("SELECT {PM_COLS}");
-        let (rows, n) = page(self, &select, &w, PM_COLUMNS, filter, "id", p, size, method).await?;
-        Ok((rows.into_iter().map(|m| m.view).collect(), n))
+        let v = Visibility { scope_id: account_id, grant: None, and: None };
+        let (rows, n) = self.fetch_page(&PM_LIST, &v, filter, p, size).await?;
+        Ok((rows.iter().map(|r| method(r).map(|m| m.view)).collect::<Result<_>>()?, n))
     }
 
     /// An active payment method of the account.

@@ -11,20 +11,29 @@ use nubis_model::billing::{Cents, Payment};
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
-use super::{of_account, page};
 use crate::db::{Row, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 fn payment(r: &Row) -> Result<Payment> {
     Ok(Payment { id: r.i64("id")?, date: r.ts("date")?, usd: Cents(r.i64("usd")?) })
 }
 
-const PAYMENT_COLUMNS: &[Column] = &[
-    Column { path: "id", expr: "id", kind: ColKind::Int },
-    Column { path: "date", expr: "date", kind: ColKind::Text },
-];
+/// The account's confirmed payments, newest first.
+const PAYMENT_LIST: Listing<'static> = Listing {
+    select: "SELECT id, date, usd FROM payments",
+    from: "FROM payments",
+    scope: "account_id",
+    and: " AND status = 'confirmed'",
+    cols: &[
+        Column { path: "id", expr: "id", kind: ColKind::Int },
+        Column { path: "date", expr: "date", kind: ColKind::Text },
+    ],
+    order: "id DESC",
+    kept_count: Some("confirmed_payments"),
+    indexed: &["date"],
+};
 
 /// A payment recorded before its charge, until the charge is confirmed or given up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,12 +214,9 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<Payment>, u64)> {
-        let base = of_account("FROM payments", account_id);
-        let w = move |s: &mut Sql| {
-            base(s);
-            s.push(" AND status = 'confirmed'");
-        };
-        page(self, "SELECT id, date, usd", &w, PAYMENT_COLUMNS, filter, "id DESC", p, size, payment).await
+        let v = Visibility { scope_id: account_id, grant: None, and: None };
+        let (rows, n) = self.fetch_page(&PAYMENT_LIST, &v, filter, p, size).await?;
+        Ok((rows.iter().map(payment).collect::<Result<_>>()?, n))
     }
 
     pub async fn payment_get(&self, account_id: i64, id: i64) -> Result<Option<Payment>> {

@@ -242,3 +242,23 @@ async fn a_tag_filter_follows_tag_changes() {
     assert_eq!(api.get_filtered("/networking/firewalls", r#"{"tags": "green"}"#).await.ok()["results"], 0);
     assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM list_tags").await, 0);
 }
+
+#[tokio::test]
+async fn events_past_the_window_are_forgotten_when_time_moves_on() {
+    let (s, ctl) = crate::controls::controlled(&[], None).await;
+    let api = s.api();
+    for l in ["fw-a", "fw-b"] {
+        api.post("/networking/firewalls", firewall_body(l)).await.ok();
+    }
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM events").await, 2);
+    ctl.post("/clock/advance", json!({"seconds": 89 * 86_400})).await.ok();
+    assert_eq!(api.get("/account/events").await.ok()["results"], 2);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM events").await, 2);
+    // Past the 90 days the events are neither listed nor kept, and the count follows.
+    ctl.post("/clock/advance", json!({"seconds": 2 * 86_400})).await.ok();
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM events").await, 0);
+    api.post("/networking/firewalls", firewall_body("fw-c")).await.ok();
+    let page = api.get("/account/events").await;
+    assert_eq!(page.ok()["results"], 1);
+    assert_eq!(page.body["data"][0]["action"], "firewall_create");
+}
