@@ -262,3 +262,57 @@ async fn events_past_the_window_are_forgotten_when_time_moves_on() {
     assert_eq!(page.ok()["results"], 1);
     assert_eq!(page.body["data"][0]["action"], "firewall_create");
 }
+
+/// The bootstrap user and account (the token's owner).
+async fn owner(s: &TestServer) -> (i64, i64) {
+    let user = db_scalar(s, "SELECT MIN(id) FROM users").await;
+    let account = db_scalar(s, &format!("SELECT account_id FROM users WHERE id = {user}")).await;
+    (user, account)
+}
+
+#[tokio::test]
+async fn deep_pages_of_tokens_logins_and_invoices_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (user, account) = owner(&s).await;
+    // Personal tokens, with other kinds of token among them that the list does not show.
+    let cols = "user_id, label, scopes, secret_hash, kind, created";
+    let exprs = format!(
+        "{user}, 't' || CAST(n.i AS TEXT), '*', 'h-' || CAST(n.i AS TEXT), \
+         CASE WHEN n.i % 9 = 0 THEN 'oauth' ELSE 'pat' END, '2026-01-01T00:00:00'"
+    );
+    db_exec(&s, &copies(&s, "tokens", cols, &exprs, "SELECT 1 AS one", 2_500)).await;
+    db_exec(&s, "DELETE FROM tokens WHERE label LIKE 't%' AND id % 13 = 2").await;
+    let pats = db_scalar(&s, &format!("SELECT COUNT(*) FROM tokens WHERE user_id = {user} AND kind = 'pat'")).await;
+    assert_eq!(api.get("/profile/tokens").await.ok()["results"], pats);
+    pages_agree(&s, "/profile/tokens", 200).await;
+
+    // Successful sign-ins of the user, newest first, with failed ones among them.
+    let sqlite = s.database.starts_with("sqlite://");
+    let recent = if sqlite {
+        "strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || CAST(n.i % 50 AS TEXT) || ' minutes')"
+    } else {
+        "to_char(now() - (n.i % 50) * interval '1 minute', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+    };
+    let cols = "account_id, user_id, username, ip, datetime, status, restricted";
+    let exprs = format!(
+        "{account}, {user}, 'admin', '127.0.0.1', {recent}, \
+         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, {}",
+        if sqlite { "0" } else { "FALSE" }
+    );
+    db_exec(&s, &copies(&s, "logins", cols, &exprs, "SELECT 1 AS one", 2_000)).await;
+    let ok =
+        db_scalar(&s, &format!("SELECT COUNT(*) FROM logins WHERE user_id = {user} AND status = 'successful'")).await;
+    assert_eq!(api.get("/profile/logins").await.ok()["results"], ok);
+    pages_agree(&s, "/profile/logins", 100).await;
+    pages_agree(&s, "/account/logins", 100).await;
+
+    // Invoices, newest first.
+    let cols = "account_id, date, label, period_from, period_to, subtotal, tax, total";
+    let exprs = format!(
+        "{account}, '2026-01-01T00:00:00', 'Invoice ' || CAST(n.i AS TEXT), 'p' || CAST(n.i AS TEXT), 'q', 100, 0, 100"
+    );
+    db_exec(&s, &copies(&s, "invoices", cols, &exprs, "SELECT 1 AS one", 1_500)).await;
+    db_exec(&s, "DELETE FROM invoices WHERE id % 10 = 4").await;
+    pages_agree(&s, "/account/invoices", 100).await;
+}
