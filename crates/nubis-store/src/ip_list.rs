@@ -106,28 +106,20 @@ impl Store {
         } else {
             None
         };
-        // A deep page among the addresses (they come before the ranges) starts where their block
-        // counts say.
-        let located = counted.is_some_and(|(ips, _)| offset < ips.max(0) as u64)
-            && filter.order_by.is_none()
-            && offset >= LOCATE_FROM;
-        let mut sql = Sql::default();
-        if located {
-            push_located(&mut sql, "public_ips", account_id, offset, false);
-        }
-        sql.push("SELECT x.src, x.id");
-        push_from(&mut sql, l, account_id, grant_user);
-        push_filter(&mut sql, self.backend(), COLS, filter)?;
-        if located {
-            sql.push(" AND (x.src = 1 OR x.id >= (SELECT first FROM located)) ORDER BY x.src, x.id LIMIT ");
-            sql.bind(Val::I64(page_size.min(i64::MAX as u64) as i64))
-                .push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
-        } else {
-            push_order(&mut sql, COLS, filter, "x.src, x.id")?;
-            push_page(&mut sql, page, page_size);
-        }
-        let keys = sql.query().fetch_all(self.r()).await?;
-        let keys: Vec<(i64, i64)> = keys.iter().map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect::<Result<_>>()?;
+        let keys = match counted {
+            Some((ips, _)) if filter.order_by.is_none() => {
+                self.ips_window(account_id, ips.max(0) as u64, offset, page_size).await?
+            }
+            _ => {
+                let mut sql = Sql::new("SELECT x.src, x.id");
+                push_from(&mut sql, l, account_id, grant_user);
+                push_filter(&mut sql, self.backend(), COLS, filter)?;
+                push_order(&mut sql, COLS, filter, "x.src, x.id")?;
+                push_page(&mut sql, page, page_size);
+                let rows = sql.query().fetch_all(self.r()).await?;
+                rows.iter().map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect::<Result<_>>()?
+            }
+        };
 
         let total = if let Some((ips, ranges)) = counted {
             (ips + ranges).max(0) as u64
@@ -154,6 +146,43 @@ impl Store {
             })
             .collect();
         Ok((listed, total))
+    }
+
+    /// The keys of one page of the whole list in its own order: the public addresses (`ips` of
+    /// them) by id, then the ranges by id. Each part is read by its own index, a deep page of
+    /// addresses located by their block counts, so the page costs its rows.
+    async fn ips_window(&self, account_id: i64, ips: u64, offset: u64, page_size: u64) -> Result<Vec<(i64, i64)>> {
+        let mut keys = Vec::new();
+        if offset < ips {
+            let located = offset >= LOCATE_FROM;
+            let mut sql = Sql::default();
+            if located {
+                push_located(&mut sql, "public_ips", account_id, offset, false);
+            }
+            sql.push("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ").bind(Val::I64(account_id));
+            if located {
+                sql.push(" AND a.id >= (SELECT first FROM located) ORDER BY a.id LIMIT ")
+                    .bind(Val::I64(page_size.min(i64::MAX as u64) as i64))
+                    .push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+            } else {
+                sql.push(" ORDER BY a.id");
+                push_page(&mut sql, offset / page_size.max(1) + 1, page_size);
+            }
+            for r in sql.query().fetch_all(self.r()).await? {
+                keys.push((0, r.i64("id")?));
+            }
+        }
+        let wanted = page_size.saturating_sub(keys.len() as u64);
+        if wanted > 0 && offset + keys.len() as u64 >= ips {
+            let skip = offset.saturating_sub(ips);
+            let mut sql = Sql::new("SELECT r.id FROM ipv6_ranges r WHERE r.account_id = ");
+            sql.bind(Val::I64(account_id)).push(" ORDER BY r.id LIMIT ").bind(Val::I64(wanted as i64));
+            sql.push(" OFFSET ").bind(Val::I64(skip.min(i64::MAX as u64) as i64));
+            for r in sql.query().fetch_all(self.r()).await? {
+                keys.push((1, r.i64("id")?));
+            }
+        }
+        Ok(keys)
     }
 
     /// Some addresses by id.

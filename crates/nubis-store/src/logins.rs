@@ -59,7 +59,8 @@ pub struct LoginScope {
 
 fn scope(sql: &mut Sql, s: &LoginScope) {
     sql.push(" WHERE status = 'successful' AND account_id = ").bind(Val::I64(s.account_id));
-    sql.push(" AND datetime >= ").bind(Val::Str(s.since.to_string()));
+    // Not an index range (`|| ''`): a page walks the logins in id order (see events.rs).
+    sql.push(" AND datetime || '' >= ").bind(Val::Str(s.since.to_string()));
     if let Some(u) = s.user_id {
         sql.push(" AND user_id = ").bind(Val::I64(u));
     }

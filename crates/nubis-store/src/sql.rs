@@ -101,7 +101,17 @@ pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, defaul
                 return Err(bad(format!("Cannot order by '{path}'")));
             }
             let dir = if filter.order == Order::Desc { "DESC" } else { "ASC" };
-            sql.push(&format!(" ORDER BY {} {dir}, {default}", col.expr));
+            // The tie-break runs the same way, so that one index on (scope, field, id) serves
+            // the whole order.
+            let ties: Vec<String> = default
+                .split(',')
+                .map(|part| {
+                    let part = part.trim();
+                    let part = part.strip_suffix(" DESC").or_else(|| part.strip_suffix(" ASC")).unwrap_or(part);
+                    format!("{part} {dir}")
+                })
+                .collect();
+            sql.push(&format!(" ORDER BY {} {dir}, {}", col.expr, ties.join(", ")));
         }
         None => {
             sql.push(&format!(" ORDER BY {default}"));
