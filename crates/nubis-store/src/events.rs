@@ -9,8 +9,8 @@ use nubis_model::{Result, Timestamp};
 use crate::db::query;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
-    push_page, served, unserved,
+    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served,
+    unserved,
 };
 use crate::{Store, Tx};
 
@@ -248,17 +248,21 @@ impl Store {
 
         // A deep page, newest first, starts where the block counts say (when every counted event
         // is listed).
-        let located = whole && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM;
-        let mut sql = Sql::default();
-        if located {
-            push_located(&mut sql, "events", viewer.account_id, offset, true);
-        }
-        sql.push(SELECT);
+        let located = if whole && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM {
+            match self.locate("events", viewer.account_id, offset, true).await? {
+                Some(at) => Some(at),
+                None => return Ok((Vec::new(), total.max(0) as u64)),
+            }
+        } else {
+            None
+        };
+        let mut sql = Sql::new(SELECT);
         scope(&mut sql, viewer, since);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        if located {
-            sql.push(" AND e.id <= (SELECT last FROM located) ORDER BY e.id DESC LIMIT ");
-            sql.bind(Val::I64(page_size as i64)).push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        if let Some(at) = located {
+            at.push_start(&mut sql, "e.id", true);
+            sql.push(" ORDER BY e.id DESC");
+            at.push_window(&mut sql, page_size);
         } else {
             push_order(&mut sql, COLUMNS, filter, "e.id DESC")?;
             push_page(&mut sql, page, page_size);

@@ -9,8 +9,8 @@ use crate::ips::IpRow;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, Keys, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
-    push_page, served, unserved,
+    ColKind, Column, Keys, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page,
+    served, unserved,
 };
 
 /// What the list's derived fields are computed from.
@@ -154,16 +154,14 @@ impl Store {
     async fn ips_window(&self, account_id: i64, ips: u64, offset: u64, page_size: u64) -> Result<Vec<(i64, i64)>> {
         let mut keys = Vec::new();
         if offset < ips {
-            let located = offset >= LOCATE_FROM;
-            let mut sql = Sql::default();
-            if located {
-                push_located(&mut sql, "public_ips", account_id, offset, false);
-            }
-            sql.push("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ").bind(Val::I64(account_id));
-            if located {
-                sql.push(" AND a.id >= (SELECT first FROM located) ORDER BY a.id LIMIT ")
-                    .bind(Val::I64(page_size.min(i64::MAX as u64) as i64))
-                    .push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+            let located =
+                if offset >= LOCATE_FROM { self.locate("public_ips", account_id, offset, false).await? } else { None };
+            let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
+            sql.bind(Val::I64(account_id));
+            if let Some(at) = located {
+                at.push_start(&mut sql, "a.id", false);
+                sql.push(" ORDER BY a.id");
+                at.push_window(&mut sql, page_size);
             } else {
                 sql.push(" ORDER BY a.id");
                 push_page(&mut sql, offset / page_size.max(1) + 1, page_size);

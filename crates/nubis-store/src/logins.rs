@@ -9,8 +9,8 @@ use nubis_model::{Result, Timestamp};
 use crate::db::query;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_located, push_order,
-    push_page, served, unserved,
+    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served,
+    unserved,
 };
 use crate::{Store, Tx};
 
@@ -159,17 +159,21 @@ impl Store {
             push_filter(&mut count, self.backend(), COLUMNS, filter)?;
             (count.query().fetch_i64(self.r()).await?, 0)
         };
-        let located = filter.cond.is_none() && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM;
-        let mut sql = Sql::default();
-        if located {
-            push_located(&mut sql, kind, scope_id, offset, true);
-        }
-        sql.push(&format!("SELECT {COLS} FROM logins"));
+        let located = if filter.cond.is_none() && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM {
+            match self.locate(kind, scope_id, offset, true).await? {
+                Some(at) => Some(at),
+                None => return Ok((Vec::new(), total.max(0) as u64)),
+            }
+        } else {
+            None
+        };
+        let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
         scope(&mut sql, s);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        if located {
-            sql.push(" AND id <= (SELECT last FROM located) ORDER BY id DESC LIMIT ").bind(Val::I64(page_size as i64));
-            sql.push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+        if let Some(at) = located {
+            at.push_start(&mut sql, "id", true);
+            sql.push(" ORDER BY id DESC");
+            at.push_window(&mut sql, page_size);
         } else {
             push_order(&mut sql, COLUMNS, filter, "id DESC")?;
             push_page(&mut sql, page, page_size);

@@ -376,43 +376,34 @@ pub(crate) const LOCATE_FROM: u64 = 256;
 const BLOCK_BITS: u32 = 6;
 const LEVELS: i64 = 3;
 
-/// Appends `WITH ...` naming `located (first, last, skip)`: the id range of the level-1 block the
-/// row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`) is in, and
-/// how many of that block's rows come before it. Each level sums the counts of at most 64
-/// blocks (the whole top level); no row is found when `offset` is past the end.
-pub(crate) fn push_located(sql: &mut Sql, kind: &str, scope_id: i64, offset: u64, desc: bool) {
-    let off = offset.min(i64::MAX as u64) as i64;
-    let dir = if desc { "DESC" } else { "ASC" };
-    let width = 1i64 << BLOCK_BITS;
-    sql.push("WITH ");
-    for level in (1..=LEVELS).rev() {
-        if level < LEVELS {
-            sql.push(", ");
-        }
-        sql.push(&format!("p{level} AS (SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = "));
-        sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
-        sql.push(&format!(" AND level = {level}"));
-        let above = level + 1;
-        if level < LEVELS {
-            sql.push(&format!(
-                " AND block >= (SELECT block * {width} FROM l{above}) AND block < (SELECT block * {width} + {width} FROM l{above})"
-            ));
-        }
-        sql.push(" GROUP BY block)");
-        let base = if level < LEVELS { format!("(SELECT before FROM l{above}) + ") } else { String::new() };
-        sql.push(&format!(
-            ", l{level} AS (SELECT block, before FROM (SELECT block, n, {base}CAST(SUM(n) OVER \
-             (ORDER BY block {dir} ROWS UNBOUNDED PRECEDING) AS BIGINT) - n AS before FROM p{level}) t WHERE before <= "
-        ));
-        sql.bind(Val::I64(off)).push(" AND before + n > ").bind(Val::I64(off)).push(")");
-    }
-    sql.push(&format!(
-        ", located AS (SELECT block * {width} AS first, block * {width} + {last} AS last, ",
-        last = width - 1
-    ));
-    sql.bind(Val::I64(off)).push(" - before AS skip FROM l1) ");
+/// Where a deep page starts: the id range of the 64-id block its first row is in, and how many
+/// rows of the list that block holds before it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Located {
+    pub first: i64,
+    pub last: i64,
+    pub skip: i64,
 }
 
+impl Located {
+    /// Appends the condition that starts a page at the block (`id >= first`, or `id <= last`
+    /// newest first).
+    pub fn push_start(&self, sql: &mut Sql, id_col: &str, desc: bool) {
+        match desc {
+            false => sql.push(&format!(" AND {id_col} >= ")).bind(Val::I64(self.first)),
+            true => sql.push(&format!(" AND {id_col} <= ")).bind(Val::I64(self.last)),
+        };
+    }
+
+    /// Appends ` LIMIT n OFFSET skip`.
+    pub fn push_window(&self, sql: &mut Sql, page_size: u64) {
+        sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+        sql.push(" OFFSET ").bind(Val::I64(self.skip));
+    }
+}
+
+/// The width of a block of `row_blocks` in blocks of the level below (in ids at level 1).
+const WIDTH: i64 = 1 << BLOCK_BITS;
 /// The column a page read with its kept count carries the count in.
 const KEPT_TOTAL: &str = "nubis_kept_total";
 
@@ -475,12 +466,16 @@ impl crate::Store {
         let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
         let offset = page.saturating_sub(1).saturating_mul(page_size);
         // A deep page of such a list in its own order starts where the block counts say.
-        let located = kept.filter(|_| offset >= LOCATE_FROM && filter.order_by.is_none());
         let (id_col, desc) = l.order.strip_suffix(" DESC").map_or((l.order, false), |c| (c, true));
+        let located = match kept.filter(|_| offset >= LOCATE_FROM && filter.order_by.is_none()) {
+            Some(kind) => match self.locate(kind, v.scope_id, offset, desc).await? {
+                Some(at) => Some(at),
+                // Past the end: no rows, and the kept count.
+                None => return Ok((Vec::new(), self.kept_count(v.scope_id, kind).await?.max(0) as u64)),
+            },
+            None => None,
+        };
         let mut sql = Sql::default();
-        if let Some(kind) = located {
-            push_located(&mut sql, kind, v.scope_id, offset, desc);
-        }
         match folded {
             Some((kind, cols)) => {
                 sql.push(cols.trim_end());
@@ -494,14 +489,10 @@ impl crate::Store {
         }
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
-        if located.is_some() {
-            match desc {
-                false => sql.push(&format!(" AND {id_col} >= (SELECT first FROM located)")),
-                true => sql.push(&format!(" AND {id_col} <= (SELECT last FROM located)")),
-            };
+        if let Some(at) = located {
+            at.push_start(&mut sql, id_col, desc);
             push_order(&mut sql, l.cols, filter, l.order)?;
-            sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-            sql.push(" OFFSET COALESCE((SELECT skip FROM located), 0)");
+            at.push_window(&mut sql, page_size);
         } else {
             push_order(&mut sql, l.cols, filter, l.order)?;
             push_page(&mut sql, page, page_size);
@@ -524,6 +515,54 @@ impl crate::Store {
             }
         };
         Ok((rows, total.max(0) as u64))
+    }
+
+    /// Where the row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`)
+    /// is: each level sums the counts of at most 64 blocks (the whole top level), from the top
+    /// down; `None` past the end. On PostgreSQL one call of `nubis_locate` (migration 36) does the
+    /// walk next to the data; on SQLite, in the process, three statements of at most 64 rows.
+    pub(crate) async fn locate(&self, kind: &str, scope_id: i64, offset: u64, desc: bool) -> Result<Option<Located>> {
+        let off = offset.min(i64::MAX as u64) as i64;
+        if self.backend() == Backend::Postgres {
+            let row = crate::db::query("SELECT first, last, skip FROM nubis_locate($1, $2, $3, $4)")
+                .bind(kind)
+                .bind(scope_id)
+                .bind(off)
+                .bind(desc)
+                .fetch_one(self.r())
+                .await?;
+            use crate::rows::RowExt;
+            return Ok(match (row.opt_i64("first")?, row.opt_i64("last")?, row.opt_i64("skip")?) {
+                (Some(first), Some(last), Some(skip)) => Some(Located { first, last, skip }),
+                _ => None,
+            });
+        }
+        let mut before = 0i64;
+        let mut range: Option<i64> = None;
+        let mut block = 0i64;
+        for level in (1..=LEVELS).rev() {
+            let mut sql = Sql::new("SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = ");
+            sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
+            sql.push(" AND level = ").bind(Val::I64(level));
+            if let Some(lo) = range {
+                sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
+            }
+            sql.push(if desc { " GROUP BY block ORDER BY block DESC" } else { " GROUP BY block ORDER BY block" });
+            let mut found = None;
+            for r in sql.query().fetch_all(self.r()).await? {
+                use crate::rows::RowExt;
+                let n = r.i64("n")?;
+                if before + n > off {
+                    found = Some(r.i64("block")?);
+                    break;
+                }
+                before += n;
+            }
+            let Some(b) = found else { return Ok(None) };
+            block = b;
+            range = Some(b * WIDTH);
+        }
+        Ok(Some(Located { first: block * WIDTH, last: block * WIDTH + WIDTH - 1, skip: off - before }))
     }
 
     /// The kept number of rows of a kind in an account (`row_counts`, kept by triggers).

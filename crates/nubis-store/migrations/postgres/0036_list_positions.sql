@@ -221,6 +221,43 @@ INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'user_log
 INSERT INTO row_blocks (kind, scope_id, level, block, shard, n) SELECT 'user_logins', user_id, 3, id >> 18, 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id, id >> 18;
 INSERT INTO row_counts (account_id, kind, shard, n) SELECT user_id, 'user_logins', 0, COUNT(*) FROM logins WHERE user_id IS NOT NULL AND logins.status = 'successful' AND logins.account_id IS NOT NULL AND logins.user_id IS NOT NULL GROUP BY user_id;
 
+-- Where the row at `off` of a list is (nubis-store/src/sql.rs, `Store::locate`): from the top
+-- level down, the block whose counts pass `off` (at most 64 blocks a level, each the sum of its
+-- shards); the 64-id block's first and last id and how many of its rows come before the row.
+-- NULLs past the end.
+CREATE FUNCTION nubis_locate(k TEXT, s BIGINT, off BIGINT, descending BOOLEAN,
+    OUT first BIGINT, OUT last BIGINT, OUT skip BIGINT) LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+    lvl INT;
+    r RECORD;
+    before BIGINT := 0;
+    found_block BIGINT;
+    lo BIGINT := NULL;
+BEGIN
+    FOR lvl IN REVERSE 3..1 LOOP
+        found_block := NULL;
+        FOR r IN SELECT b.block, CAST(SUM(b.n) AS BIGINT) AS n FROM row_blocks b
+                 WHERE b.kind = k AND b.scope_id = s AND b.level = lvl
+                   AND (lo IS NULL OR (b.block >= lo AND b.block < lo + 64))
+                 GROUP BY b.block ORDER BY CASE WHEN descending THEN -b.block ELSE b.block END LOOP
+            IF before + r.n > off THEN
+                found_block := r.block;
+                EXIT;
+            END IF;
+            before := before + r.n;
+        END LOOP;
+        IF found_block IS NULL THEN
+            RETURN;
+        END IF;
+        lo := found_block * 64;
+    END LOOP;
+    first := found_block * 64;
+    last := first + 63;
+    skip := off - before;
+END
+$fn$;
+
+
 -- Cached pages read the block counts: their writes send change notices (as row_counts, 0025).
 CREATE TRIGGER row_blocks_change_notice AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON row_blocks
   FOR EACH STATEMENT EXECUTE FUNCTION nubis_change_notice();
