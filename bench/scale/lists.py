@@ -34,6 +34,7 @@ Usage: lists.py ENGINE DB_BASE   (sqlite: a directory; postgres: a server URL en
 env: NUBIS (the release binary), SMALL (100), LARGE (100000), CHILDREN (10000), EVENTS (1000000),
      INSTANCES (10000), D (2s), C (50), OUT (bench/out/lists), ONLY (path substrings, a,b),
      HOSTED_ALL (1: every filter and order under the hosted names too, not only the page),
+     WARM (1s: an unmeasured run of each row before its measured one; 0 for none),
      DRY (1: fill and check every row without wrk)
 Writes OUT/ENGINE.md (the table) and OUT/ENGINE.json (the numbers); progress goes to stderr.
 """
@@ -51,6 +52,7 @@ INSTANCES = int(os.environ.get("INSTANCES", 10000))
 D, C = os.environ.get("D", "2s"), os.environ.get("C", "50")
 OUT = os.environ.get("OUT", os.path.join(ROOT, "bench/out/lists"))
 ONLY = [o for o in os.environ.get("ONLY", "").split(",") if o]
+WARM = os.environ.get("WARM", "1s")  # an unmeasured run of each row first ("0": none)
 DRY = bool(os.environ.get("DRY"))  # fill and check every row, without wrk
 TOKEN = "bench-bootstrap-token-0123456789abcdef"
 ADDR = ("127.0.0.1", 18295)
@@ -918,12 +920,18 @@ def wrk(path, pages, xfilter):
     if DRY:
         return 1.0, 0.0, 0
     env = dict(os.environ, LPATH=path, PAGES=str(max(1, pages)))
-    cmd = ["wrk", "-t1", f"-c{C}", f"-d{D}", "--latency", "--timeout", "10s", "-s", LUA,
-           "-H", f"Authorization: Bearer {TOKEN}"]
-    if xfilter is not None:
-        cmd += ["-H", f"X-Filter: {json.dumps(xfilter)}"]
-    cmd.append(f"http://{ADDR[0]}:{ADDR[1]}{path}")
-    text = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    def run(duration):
+        cmd = ["wrk", "-t1", f"-c{C}", f"-d{duration}", "--latency", "--timeout", "10s", "-s", LUA,
+               "-H", f"Authorization: Bearer {TOKEN}"]
+        if xfilter is not None:
+            cmd += ["-H", f"X-Filter: {json.dumps(xfilter)}"]
+        cmd.append(f"http://{ADDR[0]}:{ADDR[1]}{path}")
+        return subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    # A first run warms what the request reads (the first rows after a restart measured the
+    # server's warm-up otherwise); only the second is measured.
+    if WARM != "0":
+        run(WARM)
+    text = run(D)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     m = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\b", text, re.M)
     p99 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)] if m else None
