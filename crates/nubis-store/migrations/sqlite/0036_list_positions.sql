@@ -73,6 +73,7 @@ CREATE INDEX IF NOT EXISTS logins_account_username ON logins(account_id, usernam
 CREATE INDEX IF NOT EXISTS logins_datetime ON logins(datetime, id);
 CREATE INDEX IF NOT EXISTS accounts_parent ON accounts(parent_id, id);
 CREATE INDEX IF NOT EXISTS instance_interfaces_instance ON instance_interfaces(instance_id, id);
+CREATE INDEX IF NOT EXISTS instance_interfaces_vpc_subnet ON instance_interfaces(subnet_id, id) WHERE purpose = 'vpc';
 CREATE INDEX IF NOT EXISTS accounts_parent_company ON accounts(parent_id, company, id);
 CREATE INDEX IF NOT EXISTS accounts_parent_email ON accounts(parent_id, email, id);
 
