@@ -57,6 +57,10 @@ pub(crate) async fn checked<T>(declared: &[&str], load: impl Future<Output = Res
     }
 }
 
+/// The functions of the schema that statements read from, with the table each reads.
+#[cfg(debug_assertions)]
+const FUNCTION_READS: &[(&str, &str)] = &[("nubis_locate", "row_blocks")];
+
 /// The tables a statement reads from, common table expressions left out; a statement that does
 /// not parse is reported as a table of its own text, so that the check fails on it.
 #[cfg(debug_assertions)]
@@ -76,6 +80,8 @@ pub(crate) fn tables_of(sql: &str) -> Vec<String> {
     let mut tables = Vec::new();
     let _ = visit_relations(&statements, |r| {
         let name = r.to_string();
+        // A function the schema defines reads the tables it is written over.
+        let name = FUNCTION_READS.iter().find(|(f, _)| *f == name).map_or(name, |(_, t)| t.to_string());
         if !ctes.contains(&name) && !tables.contains(&name) {
             tables.push(name);
         }
@@ -95,6 +101,7 @@ mod tests {
         assert_eq!(t("SELECT id FROM x WHERE id IN (SELECT x_id FROM z WHERE k = $1) ORDER BY id"), ["x", "z"]);
         assert_eq!(t("WITH c AS (SELECT id FROM z) SELECT * FROM c, w WHERE c.id = w.id"), ["z", "w"]);
         assert_eq!(t("SELECT EXTRACT(EPOCH FROM created) FROM events"), ["events"]);
+        assert_eq!(t("SELECT first, last, skip FROM nubis_locate($1, $2, $3, $4)"), ["row_blocks"]);
         assert_eq!(t("SELECT 1"), Vec::<String>::new());
         assert_eq!(t("SELECT FROM WHERE"), ["(unparsed: SELECT FROM WHERE)"]);
     }
