@@ -172,8 +172,8 @@ const CONFIG_LIST: Listing<'static> = Listing {
         Column { path: "updated", expr: "c.updated", kind: ColKind::Text },
     ],
     order: "c.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("instance_configs"),
+    indexed: &["label"],
 };
 
 impl Store {

@@ -151,8 +151,8 @@ const DISK_LIST: Listing<'static> = Listing {
         Column { path: "updated", expr: "d.updated", kind: ColKind::Text },
     ],
     order: "d.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("instance_disks"),
+    indexed: &["label"],
 };
 
 impl Store {

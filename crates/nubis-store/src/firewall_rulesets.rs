@@ -192,8 +192,8 @@ const RULESET_LIST: Listing<'static> = Listing {
         Column { path: "created", expr: "s.created", kind: ColKind::Text },
     ],
     order: "s.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("firewall_rulesets"),
+    indexed: &["label", "created"],
 };
 
 impl Store {

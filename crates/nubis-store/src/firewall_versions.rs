@@ -45,8 +45,8 @@ const VERSION_LIST: Listing<'static> = Listing {
         Column { path: "status", expr: "v.status", kind: ColKind::Text },
     ],
     order: "v.version",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("firewall_versions"),
+    indexed: &["version", "rules.version", "updated", "status"],
 };
 
 fn version(r: &Row) -> Result<RuleVersionRow> {

@@ -119,8 +119,8 @@ const HISTORY_LIST: Listing<'static> = Listing {
         Column { path: "created", expr: "h.created", kind: ColKind::Text },
     ],
     order: "h.id",
-    kept_count: None,
-    indexed: &[],
+    kept_count: Some("interface_history"),
+    indexed: &["interface_history_id", "interface_id", "version", "created"],
 };
 
 impl Store {

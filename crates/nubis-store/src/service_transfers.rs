@@ -14,7 +14,9 @@ use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{
+    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_order, push_page, served, unserved,
+};
 use crate::{Store, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +104,12 @@ const COLUMNS: &[Column] = &[
     Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
     Column { path: "token", expr: "t.token", kind: ColKind::Text },
 ];
+
+/// The kept count and block counts of the list (migration 38): a transfer counts in the list of
+/// the account that made it and, once accepted, of the account that accepted it.
+const TRANSFER_KIND: &str = "service_transfers";
+/// The fields an index serves in both halves of the list (besides `id`).
+const TRANSFER_INDEXED: &[&str] = &["created"];
 
 /// `FROM` and the visibility of the list: transfers the account created or accepted.
 fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp) {
@@ -398,19 +406,51 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<TransferRow>, u64)> {
-        let mut count = Sql::new("SELECT COUNT(*)");
-        list_scope(&mut count, account_id, now);
-        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query().fetch_i64(self.r()).await?;
-
-        let mut sql = Sql::new(&format!("SELECT {COLS}"));
-        list_scope(&mut sql, account_id, now);
-        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        push_order(&mut sql, COLUMNS, filter, "t.id DESC")?;
-        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-        sql.push(" OFFSET ")
-            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
-        let rows = sql.query().fetch_all(self.r()).await?;
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let kept = self.kept_count(account_id, TRANSFER_KIND).await?;
+        let (rows, total) = if filter.cond.is_none() && filter.order_by.is_none() {
+            // The list is two index ranges (made, accepted), merged newest first; a deep page
+            // starts at the block the kept block counts locate and reads at most 163 rows of each.
+            let (start, skip) = if offset >= LOCATE_FROM {
+                match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
+                    Some(at) => (Some(at.last), at.skip),
+                    None => return Ok((Vec::new(), kept.max(0) as u64)),
+                }
+            } else {
+                (None, offset.min(i64::MAX as u64) as i64)
+            };
+            let size = page_size.min(i64::MAX as u64) as i64;
+            let mut sql = Sql::new("SELECT * FROM (");
+            for (i, column) in ["t.account_id", "t.receiver_account_id"].into_iter().enumerate() {
+                if i > 0 {
+                    sql.push(" UNION ALL ");
+                }
+                sql.push(&format!("SELECT * FROM (SELECT {COLS} FROM service_transfers t WHERE {column} = "));
+                sql.bind(Val::I64(account_id));
+                if let Some(last) = start {
+                    sql.push(" AND t.id <= ").bind(Val::I64(last));
+                }
+                sql.push(" ORDER BY t.id DESC LIMIT ").bind(Val::I64(skip.saturating_add(size)));
+                sql.push(&format!(") part{i}"));
+            }
+            sql.push(") x ORDER BY x.id DESC LIMIT ").bind(Val::I64(size));
+            sql.push(" OFFSET ").bind(Val::I64(skip));
+            (sql.query().fetch_all(self.r()).await?, kept)
+        } else {
+            if !served(filter, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+                return Err(unserved(kept, TRANSFER_INDEXED));
+            }
+            let mut count = Sql::new("SELECT COUNT(*)");
+            list_scope(&mut count, account_id, now);
+            push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+            let total = count.query().fetch_i64(self.r()).await?;
+            let mut sql = Sql::new(&format!("SELECT {COLS}"));
+            list_scope(&mut sql, account_id, now);
+            push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+            push_order(&mut sql, COLUMNS, filter, "t.id DESC")?;
+            push_page(&mut sql, page, page_size);
+            (sql.query().fetch_all(self.r()).await?, total)
+        };
         let mut out = rows.iter().map(transfer).collect::<Result<Vec<_>>>()?;
         if !out.is_empty() {
             let mut q =

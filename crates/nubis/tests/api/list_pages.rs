@@ -17,9 +17,13 @@ fn ids(page: &Value) -> Vec<i64> {
     page["data"].as_array().unwrap().iter().map(|v| v["id"].as_i64().unwrap()).collect()
 }
 
-/// What tells the records of a page apart: their ids, or their addresses (the address list).
+/// What tells the records of a page apart: their ids, or what stands for one in lists without
+/// (a transfer's token, a history entry's id or version, an address).
 fn keys(page: &Value) -> Vec<String> {
-    let key = |v: &Value| if v["id"].is_null() { v["address"].to_string() } else { v["id"].to_string() };
+    let key = |v: &Value| {
+        let found = [&v["id"], &v["token"], &v["interface_history_id"], &v["rules"]["version"], &v["address"]];
+        found.into_iter().find(|k| !k.is_null()).unwrap_or(&Value::Null).to_string()
+    };
     page["data"].as_array().unwrap().iter().map(key).collect()
 }
 
@@ -351,4 +355,81 @@ async fn deep_pages_of_the_address_list_hold_the_rows_that_skipping_finds() {
     let ranges = db_scalar(&s, "SELECT COUNT(*) FROM ipv6_ranges").await;
     assert_eq!(api.get("/networking/ips").await.ok()["results"], public + ranges);
     pages_agree_with(&s, "/networking/ips", 200, r#"{"+or": [{"public": true}, {"public": false}]}"#).await;
+}
+
+#[tokio::test]
+async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (_, account) = owner(&s).await;
+    other_account(&s);
+    let other = db_scalar(&s, &format!("SELECT MAX(id) FROM accounts WHERE id <> {account}")).await;
+
+    // Service transfers: made by this account, or made by the other one and accepted here (the
+    // list merges both newest first); some of the other account's are not this account's at all.
+    let cols = "token, account_id, receiver_account_id, status, created, updated, expiry";
+    let exprs = format!(
+        "'tok-' || CAST(n.i AS TEXT), CASE WHEN n.i % 3 = 0 OR n.i % 5 = 4 THEN {other} ELSE {account} END, \
+         CASE WHEN n.i % 3 = 0 THEN {account} END, CASE WHEN n.i % 3 = 0 THEN 'completed' ELSE 'pending' END, \
+         '2026-01-01T00:00:00', '2026-01-01T00:00:00', '2099-01-01T00:00:00'"
+    );
+    db_exec(&s, &copies(&s, "service_transfers", cols, &exprs, "SELECT 1 AS one", 2_400)).await;
+    db_exec(&s, "DELETE FROM service_transfers WHERE id % 13 = 6 OR id % 1000 < 70").await;
+    // Accepted later: moves into this account's list.
+    db_exec(
+        &s,
+        &format!(
+            "UPDATE service_transfers SET receiver_account_id = {account} \
+             WHERE account_id = {other} AND receiver_account_id IS NULL AND id % 2 = 0"
+        ),
+    )
+    .await;
+    let mine = db_scalar(
+        &s,
+        &format!(
+            "SELECT COUNT(*) FROM service_transfers WHERE account_id = {account} OR receiver_account_id = {account}"
+        ),
+    )
+    .await;
+    let every_transfer = r#"{"created": {"+gte": "2000-01-01T00:00:00"}}"#;
+    assert_eq!(api.get("/account/service-transfers").await.ok()["results"], mine);
+    pages_agree_with(&s, "/account/service-transfers", 100, every_transfer).await;
+    pages_agree_with(&s, "/account/service-transfers", 333, every_transfer).await;
+
+    // Rule sets of the account.
+    let set = json!({"label": "set-seed", "type": "inbound", "rules": []});
+    api.post("/networking/firewalls/rulesets", set).await.ok();
+    let cols = "account_id, label, description, kind, rules, version, created, updated";
+    let exprs =
+        "t.account_id, 'set-' || CAST(n.i AS TEXT), t.description, t.kind, t.rules, t.version, t.created, t.updated";
+    let template = "SELECT * FROM firewall_rulesets WHERE label = 'set-seed'";
+    db_exec(&s, &copies(&s, "firewall_rulesets", cols, exprs, template, 1_500)).await;
+    db_exec(&s, "DELETE FROM firewall_rulesets WHERE id % 9 = 2").await;
+    pages_agree(&s, "/networking/firewalls/rulesets", 100).await;
+
+    // A firewall's rule versions, counted by version.
+    let fw = api.post("/networking/firewalls", firewall_body("versions")).await.ok()["id"].as_i64().unwrap();
+    let cols = "firewall_id, version, rules, status, created";
+    let exprs = "t.firewall_id, t.version + n.i, t.rules, t.status, t.created";
+    let template = format!("SELECT * FROM firewall_rule_versions WHERE firewall_id = {fw} AND version = 1");
+    db_exec(&s, &copies(&s, "firewall_rule_versions", cols, exprs, &template, 1_200)).await;
+    db_exec(&s, &format!("DELETE FROM firewall_rule_versions WHERE firewall_id = {fw} AND version % 11 = 3")).await;
+    let history = format!("/networking/firewalls/{fw}/history");
+    pages_agree_with(&s, &history, 100, r#"{"version": {"+gte": 0}}"#).await;
+
+    // An instance's interface history and its disks.
+    let inst = crate::instances::create_instance(&api, "us-east", json!({})).await["id"].as_i64().unwrap();
+    let cols = "interface_id, instance_id, version, interface_data, created";
+    let exprs = format!("n.i % 4, {inst}, n.i, '{{}}', '2026-01-01T00:00:00'");
+    db_exec(&s, &copies(&s, "instance_interface_history", cols, &exprs, "SELECT 1 AS one", 1_300)).await;
+    db_exec(&s, &format!("DELETE FROM instance_interface_history WHERE instance_id = {inst} AND id % 7 = 1")).await;
+    let every_entry = r#"{"interface_history_id": {"+gte": 0}}"#;
+    pages_agree_with(&s, &format!("/linode/instances/{inst}/interfaces/history"), 100, every_entry).await;
+    let cols = "instance_id, label, size, filesystem, status, image, authorized_keys, created, updated";
+    let exprs = "t.instance_id, 'd' || CAST(n.i AS TEXT), 1, t.filesystem, t.status, t.image, t.authorized_keys, \
+                 t.created, t.updated";
+    let template = format!("SELECT * FROM instance_disks WHERE instance_id = {inst} ORDER BY id LIMIT 1");
+    db_exec(&s, &copies(&s, "instance_disks", cols, exprs, &template, 1_100)).await;
+    db_exec(&s, &format!("DELETE FROM instance_disks WHERE instance_id = {inst} AND id % 6 = 5")).await;
+    pages_agree(&s, &format!("/linode/instances/{inst}/disks"), 100).await;
 }
