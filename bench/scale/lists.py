@@ -683,7 +683,7 @@ def fill_oauth_clients(f, sz):
     P = f"account_id = {f.t['account']}"
     f.copy("oauth_clients", "label = 'tcli'", seq(sz["top"] - f.count("oauth_clients", P)), {
         "id": f"t.id || '-' || {I}", "label": f"'c' || {I}", "secret_hash": f"t.secret_hash || '-' || {I}",
-        "redirect_uri": f"'https://example.com/cb/' || {I}", "created": ts("n.i")})
+        "redirect_uri": f"'https://example.com/cb/' || {I}", "created": ts("n.i"), "seq": "t.seq + n.i"})
     f.set_rare("oauth_clients", P, 0, "public", True, [("/v4/account/oauth-clients", "public")])
     f.set_rare("oauth_clients", P, 1, "status", "suspended", [("/v4/account/oauth-clients", "status")])
 

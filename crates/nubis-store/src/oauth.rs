@@ -12,7 +12,7 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val, push_filter, push_order};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, account_id, label, redirect_uri, public, status, thumbnail_type";
@@ -24,6 +24,18 @@ const COLUMNS: &[Column] = &[
     Column { path: "redirect_uri", expr: "redirect_uri", kind: ColKind::Text },
     Column { path: "status", expr: "status", kind: ColKind::Text },
 ];
+
+/// An account's clients, in the order they were made (`seq`: their ids are text).
+const CLIENT_LIST: Listing<'static> = Listing {
+    select: "SELECT id, account_id, label, redirect_uri, public, status, thumbnail_type FROM oauth_clients",
+    from: "FROM oauth_clients",
+    scope: "account_id",
+    and: "",
+    cols: COLUMNS,
+    order: "seq",
+    kept_count: Some("oauth_clients"),
+    indexed: &["label"],
+};
 
 fn client(r: &Row) -> Result<OAuthClient> {
     Ok(OAuthClient {
@@ -98,8 +110,8 @@ pub struct NewGrant<'a> {
 impl Tx<'_> {
     pub async fn oauth_client_insert(&mut self, c: &NewClient<'_>) -> Result<OAuthClient> {
         let sql = format!(
-            "INSERT INTO oauth_clients (id, account_id, label, redirect_uri, public, secret_hash, created) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLS}"
+            "INSERT INTO oauth_clients (id, account_id, label, redirect_uri, public, secret_hash, created, seq) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT COALESCE(MAX(seq), 0) + 1 FROM oauth_clients)) RETURNING {COLS}"
         );
         let row = query(sql)
             .bind(c.id)
@@ -359,20 +371,10 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<OAuthClient>, u64)> {
-        let mut count = Sql::new("SELECT COUNT(*) FROM oauth_clients WHERE account_id = ");
-        count.bind(Val::I64(account_id));
-        push_filter(&mut count, self.backend(), COLUMNS, filter)?;
-        let total = count.query().fetch_i64(self.r()).await?;
-        let mut sql = Sql::new(&format!("SELECT {COLS} FROM oauth_clients WHERE account_id = "));
-        sql.bind(Val::I64(account_id));
-        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        push_order(&mut sql, COLUMNS, filter, "created, id")?;
-        sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-        sql.push(" OFFSET ")
-            .bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
-        let rows = sql.query().fetch_all(self.r()).await?;
+        let v = Visibility { scope_id: account_id, grant: None, and: None };
+        let (rows, total) = self.fetch_page(&CLIENT_LIST, &v, filter, page, page_size).await?;
         let data = rows.iter().map(client).collect::<Result<Vec<_>>>()?;
-        Ok((data, total.max(0) as u64))
+        Ok((data, total))
     }
 
     /// A client of any account with the hash of its secret.

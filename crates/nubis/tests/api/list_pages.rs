@@ -432,4 +432,24 @@ async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_r
     db_exec(&s, &copies(&s, "instance_disks", cols, exprs, &template, 1_100)).await;
     db_exec(&s, &format!("DELETE FROM instance_disks WHERE instance_id = {inst} AND id % 6 = 5")).await;
     pages_agree(&s, &format!("/linode/instances/{inst}/disks"), 100).await;
+
+    // OAuth clients (text ids), in the order they were made: some made through the API after
+    // the copies, which must come last.
+    let cols = "id, account_id, label, redirect_uri, public, status, secret_hash, created, seq";
+    let exprs = format!(
+        "'client-' || CAST(n.i AS TEXT), {account}, 'c' || CAST(n.i AS TEXT), 'https://app.example/cb', \
+         FALSE, 'active', 'not-a-hash', '2026-01-01T00:00:00', n.i"
+    );
+    db_exec(&s, &copies(&s, "oauth_clients", cols, &exprs, "SELECT 1 AS one", 1_400)).await;
+    db_exec(&s, "DELETE FROM oauth_clients WHERE seq % 8 = 3").await;
+    let made = api
+        .post("/account/oauth-clients", json!({"label": "late", "redirect_uri": "https://app.example/cb"}))
+        .await
+        .ok()["id"]
+        .clone();
+    let every_client = r#"{"label": {"+gte": ""}}"#;
+    pages_agree_with(&s, "/account/oauth-clients", 100, every_client).await;
+    let total = api.get("/account/oauth-clients?page_size=25").await.ok()["results"].as_u64().unwrap();
+    let last = api.get(&format!("/account/oauth-clients?page={}&page_size=25", total.div_ceil(25))).await;
+    assert_eq!(last.ok()["data"].as_array().unwrap().last().unwrap()["id"], made, "the newest client comes last");
 }
