@@ -328,11 +328,11 @@ CREATE TRIGGER row_blocks_change_notice AFTER INSERT OR UPDATE OR DELETE OR TRUN
   FOR EACH STATEMENT EXECUTE FUNCTION nubis_change_notice();""")
     return "\n".join(out) + "\n"
 
-import sys
-import os
-base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
-open(f"{base}/sqlite/0036_list_positions.sql", "w").write(sqlite())
-open(f"{base}/postgres/0036_list_positions.sql", "w").write(postgres())
-open(f"{base}/sqlite/0038_more_list_positions.sql", "w").write(sqlite(LISTS_38, INDEXES_38, HEAD_38, " ON CONFLICT"))
-open(f"{base}/postgres/0038_more_list_positions.sql", "w").write(
-    postgres(LISTS_38, INDEXES_38, HEAD_38, " ON CONFLICT", functions=False))
+if __name__ == "__main__":
+    import os
+    base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
+    open(f"{base}/sqlite/0036_list_positions.sql", "w").write(sqlite())
+    open(f"{base}/postgres/0036_list_positions.sql", "w").write(postgres())
+    open(f"{base}/sqlite/0038_more_list_positions.sql", "w").write(sqlite(LISTS_38, INDEXES_38, HEAD_38, " ON CONFLICT"))
+    open(f"{base}/postgres/0038_more_list_positions.sql", "w").write(
+        postgres(LISTS_38, INDEXES_38, HEAD_38, " ON CONFLICT", functions=False))

@@ -17,6 +17,7 @@ pub mod firewall;
 pub mod instance;
 pub mod ip;
 pub mod ipv6;
+mod list_orders;
 pub mod mailer;
 pub mod maintenance;
 pub mod nodebalancer;

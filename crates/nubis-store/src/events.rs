@@ -7,11 +7,9 @@ use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
+use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{
-    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served,
-    unserved,
-};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, served, unserved};
 use crate::{Store, Tx};
 
 /// Who is reading events: restricted users see only events about what they are granted and
@@ -246,27 +244,20 @@ impl Store {
             (count.query().fetch_i64(self.r()).await?, 0)
         };
 
-        // A deep page, newest first, starts where the block counts say (when every counted event
-        // is listed).
-        let located = if whole && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM {
-            match self.locate("events", viewer.account_id, offset, true).await? {
-                Some(at) => Some(at),
-                None => return Ok((Vec::new(), total.max(0) as u64)),
-            }
+        // A deep page starts where the block counts (newest first, or by id) or the order
+        // fences say, when every counted event is listed.
+        let start = if whole && aged == 0 && offset >= LOCATE_FROM {
+            self.deep_start("events", viewer.account_id, offset, COLUMNS, filter, "e.id DESC").await?
         } else {
-            None
+            DeepStart::Skip
         };
+        if let DeepStart::Past = start {
+            return Ok((Vec::new(), total.max(0) as u64));
+        }
         let mut sql = Sql::new(SELECT);
         scope(&mut sql, viewer, since);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        if let Some(at) = located {
-            at.push_start(&mut sql, "e.id", true);
-            sql.push(" ORDER BY e.id DESC");
-            at.push_window(&mut sql, page_size);
-        } else {
-            push_order(&mut sql, COLUMNS, filter, "e.id DESC")?;
-            push_page(&mut sql, page, page_size);
-        }
+        start.push_page(&mut sql, COLUMNS, filter, "e.id DESC", page, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
         Ok((events, total.max(0) as u64))

@@ -6,11 +6,11 @@ use nubis_model::filter::Filter;
 
 use crate::Store;
 use crate::ips::IpRow;
+use crate::pages::LOCATE_FROM;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, Keys, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page,
-    served, unserved,
+    ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served, unserved,
 };
 
 /// What the list's derived fields are computed from.

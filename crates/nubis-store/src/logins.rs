@@ -7,10 +7,10 @@ use nubis_model::signin::Login;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
+use crate::pages::LOCATE_FROM;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served,
-    unserved,
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served, unserved,
 };
 use crate::{Store, Tx};
 

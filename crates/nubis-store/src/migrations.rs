@@ -53,6 +53,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(36, "list_positions", "0036_list_positions.sql"),
     migration!(37, "list_tags", "0037_list_tags.sql"),
     migration!(38, "more_list_positions", "0038_more_list_positions.sql"),
+    migration!(39, "order_fences", "0039_order_fences.sql"),
 ];
 
 impl Store {

@@ -13,10 +13,9 @@ use nubis_model::service_transfer::TransferStatus;
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::db::query;
+use crate::pages::LOCATE_FROM;
 use crate::rows::RowExt;
-use crate::sql::{
-    ColKind, Column, LOCATE_FROM, SCAN_BUDGET, Sql, Val, push_filter, push_order, push_page, served, unserved,
-};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_order, push_page, served, unserved};
 use crate::{Store, Tx};
 
 #[derive(Debug, Clone, PartialEq)]

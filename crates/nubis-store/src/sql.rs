@@ -309,7 +309,7 @@ pub(crate) struct Visibility<'a> {
     pub and: Option<(&'a str, i64, &'a str)>,
 }
 
-fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
+pub(crate) fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
     sql.push(&format!(" WHERE {} = ", l.scope)).bind(Val::I64(v.scope_id));
     sql.push(l.and);
     if let Some((user_id, kind, id_col)) = v.grant {
@@ -367,46 +367,6 @@ pub(crate) fn push_kept_count(sql: &mut Sql, account_id: i64, kind: &str) {
         .bind(Val::Str(kind.to_string()));
 }
 
-/// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
-/// shallower ones skip their rows with `OFFSET`, which costs less there.
-pub(crate) const LOCATE_FROM: u64 = 256;
-
-/// The levels of `row_blocks` (migration 36): a block of level `l` holds the ids whose
-/// `id >> (BLOCK_BITS * l)` is its number, so each block holds 64 blocks of the level below.
-const BLOCK_BITS: u32 = 6;
-const LEVELS: i64 = 3;
-
-/// Where a deep page starts: the id range of the 64-id block its first row is in, and how many
-/// rows of the list that block holds before it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Located {
-    pub first: i64,
-    pub last: i64,
-    pub skip: i64,
-}
-
-impl Located {
-    /// Appends the condition that starts a page at the block (`id >= first`, or `id <= last`
-    /// newest first).
-    pub fn push_start(&self, sql: &mut Sql, id_col: &str, desc: bool) {
-        match desc {
-            false => sql.push(&format!(" AND {id_col} >= ")).bind(Val::I64(self.first)),
-            true => sql.push(&format!(" AND {id_col} <= ")).bind(Val::I64(self.last)),
-        };
-    }
-
-    /// Appends ` LIMIT n OFFSET skip`.
-    pub fn push_window(&self, sql: &mut Sql, page_size: u64) {
-        sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-        sql.push(" OFFSET ").bind(Val::I64(self.skip));
-    }
-}
-
-/// The width of a block of `row_blocks` in blocks of the level below (in ids at level 1).
-const WIDTH: i64 = 1 << BLOCK_BITS;
-/// The column a page read with its kept count carries the count in.
-const KEPT_TOTAL: &str = "nubis_kept_total";
-
 /// The keys of [`crate::Store::fetch_in`].
 pub(crate) enum Keys<'a> {
     Ids(&'a [i64]),
@@ -443,126 +403,6 @@ impl crate::Store {
         }
         sql.push(&format!(" ORDER BY {order}"));
         sql.query().fetch_all(self.r()).await
-    }
-
-    /// One page of a list and the number of rows the whole list has.
-    pub(crate) async fn fetch_page(
-        &self,
-        l: &Listing<'_>,
-        v: &Visibility<'_>,
-        filter: &Filter,
-        page: u64,
-        page_size: u64,
-    ) -> Result<(Vec<crate::db::Row>, u64)> {
-        if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
-            let n = self.kept_count(v.scope_id, kind).await?;
-            if n > SCAN_BUDGET {
-                return Err(unserved(n, l.indexed));
-            }
-        }
-        // An unfiltered list with a kept count reads it in the same statement (one round trip).
-        let kept =
-            l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none() && l.and.is_empty());
-        let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
-        // A deep page of such a list in its own order starts where the block counts say.
-        let (id_col, desc) = l.order.strip_suffix(" DESC").map_or((l.order, false), |c| (c, true));
-        let located = match kept.filter(|_| offset >= LOCATE_FROM && filter.order_by.is_none()) {
-            Some(kind) => match self.locate(kind, v.scope_id, offset, desc).await? {
-                Some(at) => Some(at),
-                // Past the end: no rows, and the kept count.
-                None => return Ok((Vec::new(), self.kept_count(v.scope_id, kind).await?.max(0) as u64)),
-            },
-            None => None,
-        };
-        let mut sql = Sql::default();
-        match folded {
-            Some((kind, cols)) => {
-                sql.push(cols.trim_end());
-                sql.push(", (");
-                push_kept_count(&mut sql, v.scope_id, kind);
-                sql.push(&format!(") AS {KEPT_TOTAL} {}", l.from));
-            }
-            None => {
-                sql.push(l.select);
-            }
-        }
-        push_scope(&mut sql, l, v);
-        push_filter(&mut sql, self.backend(), l.cols, filter)?;
-        if let Some(at) = located {
-            at.push_start(&mut sql, id_col, desc);
-            push_order(&mut sql, l.cols, filter, l.order)?;
-            at.push_window(&mut sql, page_size);
-        } else {
-            push_order(&mut sql, l.cols, filter, l.order)?;
-            push_page(&mut sql, page, page_size);
-        }
-        let rows = sql.query().fetch_all(self.r()).await?;
-
-        let total = match kept {
-            // A page that is not full (and not past the end) tells the total by itself.
-            _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
-                offset.min(i64::MAX as u64) as i64 + rows.len() as i64
-            }
-            _ if rows.is_empty() && page <= 1 => 0,
-            Some(_) if folded.is_some() && !rows.is_empty() => crate::rows::RowExt::i64(&rows[0], KEPT_TOTAL)?,
-            Some(kind) => self.kept_count(v.scope_id, kind).await?,
-            _ => {
-                let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
-                push_scope(&mut count, l, v);
-                push_filter(&mut count, self.backend(), l.cols, filter)?;
-                count.query().fetch_i64(self.r()).await?
-            }
-        };
-        Ok((rows, total.max(0) as u64))
-    }
-
-    /// Where the row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`)
-    /// is: each level sums the counts of at most 64 blocks (the whole top level), from the top
-    /// down; `None` past the end. On PostgreSQL one call of `nubis_locate` (migration 36) does the
-    /// walk next to the data; on SQLite, in the process, three statements of at most 64 rows.
-    pub(crate) async fn locate(&self, kind: &str, scope_id: i64, offset: u64, desc: bool) -> Result<Option<Located>> {
-        let off = offset.min(i64::MAX as u64) as i64;
-        if self.backend() == Backend::Postgres {
-            let row = crate::db::query("SELECT first, last, skip FROM nubis_locate($1, $2, $3, $4)")
-                .bind(kind)
-                .bind(scope_id)
-                .bind(off)
-                .bind(desc)
-                .fetch_one(self.r())
-                .await?;
-            use crate::rows::RowExt;
-            return Ok(match (row.opt_i64("first")?, row.opt_i64("last")?, row.opt_i64("skip")?) {
-                (Some(first), Some(last), Some(skip)) => Some(Located { first, last, skip }),
-                _ => None,
-            });
-        }
-        let mut before = 0i64;
-        let mut range: Option<i64> = None;
-        let mut block = 0i64;
-        for level in (1..=LEVELS).rev() {
-            let mut sql = Sql::new("SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = ");
-            sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
-            sql.push(" AND level = ").bind(Val::I64(level));
-            if let Some(lo) = range {
-                sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
-            }
-            sql.push(if desc { " GROUP BY block ORDER BY block DESC" } else { " GROUP BY block ORDER BY block" });
-            let mut found = None;
-            for r in sql.query().fetch_all(self.r()).await? {
-                use crate::rows::RowExt;
-                let n = r.i64("n")?;
-                if before + n > off {
-                    found = Some(r.i64("block")?);
-                    break;
-                }
-                before += n;
-            }
-            let Some(b) = found else { return Ok(None) };
-            block = b;
-            range = Some(b * WIDTH);
-        }
-        Ok(Some(Located { first: block * WIDTH, last: block * WIDTH + WIDTH - 1, skip: off - before }))
     }
 
     /// The kept number of rows of a kind in an account (`row_counts`, kept by triggers).

@@ -343,8 +343,16 @@ const VPC_PARTS_TABLES: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces"
 
 /// The tables a page of VPCs (`VPC_LIST` with its count, then `SUBNET_PARTS` of its VPCs)
 /// reads; the grants too when the page is a restricted user's.
-pub const VPC_PAGE_TABLES: &[&str] =
-    &["vpcs", "row_counts", "row_blocks", "vpc_subnets", "instance_interfaces", "instances"];
+pub const VPC_PAGE_TABLES: &[&str] = &[
+    "vpcs",
+    "row_counts",
+    "row_blocks",
+    "order_fences",
+    "order_fence_counts",
+    "vpc_subnets",
+    "instance_interfaces",
+    "instances",
+];
 
 /// Subnets with the VPC interfaces on them, one row per interface or per subnet without any;
 /// the caller adds the WHERE on `s.vpc_id`.

@@ -46,6 +46,8 @@ const TABLES: &[&str] = &[
     "firewall_devices",
     "row_counts",
     "row_blocks",
+    "order_fences",
+    "order_fence_counts",
 ];
 const OTHER: usize = TABLES.len();
 const SLOTS: usize = TABLES.len() + 1;

@@ -453,3 +453,93 @@ async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_r
     let last = api.get(&format!("/account/oauth-clients?page={}&page_size=25", total.div_ceil(25))).await;
     assert_eq!(last.ok()["data"].as_array().unwrap().last().unwrap()["id"], made, "the newest client comes last");
 }
+
+/// Every page of `path` in the order of `field` (both directions) is the same located by the
+/// order fences and read by skipping (a filter every record matches: `every`, a JSON object's
+/// members), with the same `results`.
+async fn order_pages_agree(s: &TestServer, path: &str, field: &str, page_size: u64, every: &str) {
+    let api = s.api();
+    for dir in ["asc", "desc"] {
+        let order = format!(r#"{{"+order_by": "{field}", "+order": "{dir}"}}"#);
+        let skipping = format!(r#"{{{every}, "+order_by": "{field}", "+order": "{dir}"}}"#);
+        let first = api.get_filtered(&format!("{path}?page_size={page_size}"), &order).await;
+        let results = first.ok()["results"].as_u64().unwrap();
+        let pages = first.body["pages"].as_u64().unwrap();
+        assert!(pages > 3, "{path} has {results} rows: too few to reach a located page");
+        let mut seen = 0;
+        for page in 1..=pages + 1 {
+            let url = format!("{path}?page={page}&page_size={page_size}");
+            let located = api.get_filtered(&url, &order).await;
+            assert_eq!(located.status, 200, "{url} {order}: {}", s.log());
+            let skipped = api.get_filtered(&url, &skipping).await;
+            assert_eq!(keys(located.ok()), keys(skipped.ok()), "{url} {order}");
+            assert_eq!(located.body["results"], results, "{url} {order}");
+            seen += keys(&located.body).len() as u64;
+        }
+        assert_eq!(seen, results, "{path} {order}: the pages together hold every row once");
+    }
+}
+
+/// Waits until nubis has placed fences for `kind` (a list kind and a field).
+async fn fences_placed(s: &TestServer, kind: &str) {
+    let sql = format!("SELECT COUNT(*) FROM order_fences WHERE kind = '{kind}'");
+    eventually(30, &format!("fences for {kind}"), || {
+        let sql = sql.clone();
+        async move { (db_scalar(s, &sql).await > 1).then_some(()) }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deep_pages_in_a_fields_order_hold_the_rows_that_skipping_finds_while_rows_come_and_go() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let made = api.post("/networking/firewalls", firewall_body("seed")).await;
+    let account = db_scalar(&s, &format!("SELECT account_id FROM firewalls WHERE id = {}", made.ok()["id"])).await;
+    // Labels in an order unlike the ids', and creation times shared by many rows (ties go by id).
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!(
+        "{account}, 'fw-' || CAST((n.i * 7919) % 10007 AS TEXT), t.status, t.rules, t.tags, \
+         '2026-01-01T00:00:' || CAST(10 + n.i % 40 AS TEXT), t.updated"
+    );
+    let template = "SELECT * FROM firewalls WHERE label = 'seed'";
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, template, 10_000)).await;
+    fences_placed(&s, "firewalls.label").await;
+    fences_placed(&s, "firewalls.created").await;
+    let every = r#""id": {"+gte": 0}"#;
+    order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
+    order_pages_agree(&s, "/networking/firewalls", "created", 450, every).await;
+
+    // Rows come and go and move between ranges; the counts follow in the same transactions,
+    // before any fence moves.
+    for l in ["fw-5x", "fw-50000", "a-first", "zz-last"] {
+        api.post("/networking/firewalls", firewall_body(l)).await.ok();
+    }
+    db_exec(&s, "DELETE FROM firewalls WHERE label LIKE 'fw-%' AND id % 9 = 4").await;
+    db_exec(&s, "UPDATE firewalls SET label = 'moved-' || label, created = '2026-01-01T00:00:05' WHERE id % 13 = 7")
+        .await;
+    order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
+    order_pages_agree(&s, "/networking/firewalls", "created", 333, every).await;
+    // An order by the id column is the list's own order.
+    order_pages_agree(&s, "/networking/firewalls", "id", 500, r#""label": {"+gte": ""}"#).await;
+}
+
+#[tokio::test]
+async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    api.post("/networking/firewalls", firewall_body("seed")).await.ok();
+    let cols = "account_id, action, created, entity_type, entity_id, entity_label, entity_url, status, username";
+    let exprs = "t.account_id, CASE n.i % 3 WHEN 0 THEN 'linode_boot' WHEN 1 THEN t.action ELSE 'vpc_create' END, \
+                 substr(t.created, 1, 17) || CAST(10 + n.i % 50 AS TEXT), t.entity_type, t.entity_id + n.i, \
+                 t.entity_label, t.entity_url, CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE t.status END, t.username";
+    let template = "SELECT * FROM events WHERE action = 'firewall_create'";
+    db_exec(&s, &copies(&s, "events", cols, exprs, template, 9_000)).await;
+    fences_placed(&s, "events.action").await;
+    fences_placed(&s, "events.created").await;
+    fences_placed(&s, "events.status").await;
+    let every = r#""id": {"+gte": 0}"#;
+    for field in ["action", "created", "status", "id"] {
+        order_pages_agree(&s, "/account/events", field, 500, every).await;
+    }
+}

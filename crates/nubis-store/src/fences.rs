@@ -1,0 +1,249 @@
+//! Order fences (migration 39): deep pages of a list in the order of one of its fields.
+//!
+//! A list ordered by a field is cut into ranges at fences, keys `(value, id)` in that order;
+//! triggers keep how many rows of each scope every range holds (`order_fence_counts`, fence 0
+//! being the range below the first fence). A deep page sums the counts of the ranges in order
+//! ([`Store::locate_ordered`]) and reads from its range's key, skipping fewer rows than a range
+//! holds. nubis places the fences outside any request ([`Tx::fence_place`]): a range past
+//! [`SPLIT_AT`] rows is cut into ranges of [`CHUNK`] rows, an empty one is dropped. Where fences
+//! have not been placed yet a page still comes out right, by skipping more rows.
+
+use nubis_model::Result;
+
+use crate::db::{Row, query};
+use crate::rows::RowExt;
+use crate::sql::{Sql, Val};
+use crate::{Backend, Store, Tx};
+
+/// The rows of a range once it is cut.
+pub const CHUNK: i64 = 2_048;
+/// A range with more rows than this is cut.
+pub const SPLIT_AT: i64 = 4 * CHUNK;
+
+/// Where a deep page in a field's order starts: after the key of its range (ascending) or before
+/// the key of the next range (descending), skipping `skip` rows.
+#[derive(Debug, Clone)]
+pub(crate) struct FenceAt {
+    lower: Option<(Val, i64)>,
+    upper: Option<(Val, i64)>,
+    desc: bool,
+    pub skip: i64,
+}
+
+impl FenceAt {
+    /// Appends the condition that starts the page at its range: `expr` is the field's column,
+    /// `id_col` the list's id column (the order's tie-break).
+    pub fn push_start(&self, sql: &mut Sql, expr: &str, id_col: &str) {
+        let (bound, op) = if self.desc { (&self.upper, "<") } else { (&self.lower, ">=") };
+        if let Some((value, id)) = bound {
+            sql.push(&format!(" AND ({expr}, {id_col}) {op} (")).bind(value.clone());
+            sql.push(", ").bind(Val::I64(*id)).push(")");
+        }
+    }
+}
+
+/// The key of a fence (its value and id), when the row has one.
+fn key(r: &Row, int: &str, text: &str, id: &str) -> Result<Option<(Val, i64)>> {
+    let Some(id) = r.opt_i64(id)? else { return Ok(None) };
+    Ok(match r.opt_i64(int)? {
+        Some(v) => Some((Val::I64(v), id)),
+        None => r.opt_str(text)?.map(|v| (Val::Str(v), id)),
+    })
+}
+
+/// A range due to be cut (more than [`SPLIT_AT`] rows) or dropped (none).
+#[derive(Debug, Clone)]
+pub struct FenceDue {
+    pub kind: String,
+    pub scope_id: i64,
+    pub fence: i64,
+}
+
+impl Store {
+    /// Where the row at `offset` of the list `kind` (a list kind and a field: `instances.label`)
+    /// of `scope_id` is, in the field's order (descending when `desc`); `None` past the end.
+    pub(crate) async fn locate_ordered(
+        &self,
+        kind: &str,
+        scope_id: i64,
+        offset: u64,
+        desc: bool,
+    ) -> Result<Option<FenceAt>> {
+        // The ranges in order with the rows before each (`before`), the next range's key, and
+        // the position of the row in ascending order (`p`); the range that holds it.
+        let position = if desc { "x.total - 1 - x.off" } else { "x.off" };
+        let sql = format!(
+            "SELECT * FROM (SELECT x.*, {position} AS p FROM (\
+               SELECT g.n, f.k_int, f.k_text, f.k_id, \
+                 CAST(SUM(g.n) OVER w AS BIGINT) - g.n AS before, \
+                 LEAD(f.k_int) OVER w AS u_int, LEAD(f.k_text) OVER w AS u_text, LEAD(f.k_id) OVER w AS u_id, \
+                 CAST(SUM(g.n) OVER () AS BIGINT) AS total, CAST($3 AS BIGINT) AS off \
+               FROM (SELECT fence, CAST(SUM(n) AS BIGINT) AS n FROM order_fence_counts \
+                     WHERE kind = $1 AND scope_id = $2 GROUP BY fence) g \
+               LEFT JOIN order_fences f ON f.kind = $1 AND f.scope_id = $2 AND f.fence = g.fence \
+               WINDOW w AS (ORDER BY g.fence <> 0, f.k_int, f.k_text, f.k_id ROWS UNBOUNDED PRECEDING)\
+             ) x) y WHERE y.before <= y.p AND y.p < y.before + y.n"
+        );
+        let off = offset.min(i64::MAX as u64) as i64;
+        let Some(r) = query(sql).bind(kind).bind(scope_id).bind(off).fetch_optional(self.r()).await? else {
+            return Ok(None);
+        };
+        let (n, before, p) = (r.i64("n")?, r.i64("before")?, r.i64("p")?);
+        Ok(Some(FenceAt {
+            lower: key(&r, "k_int", "k_text", "k_id")?,
+            upper: key(&r, "u_int", "u_text", "u_id")?,
+            desc,
+            skip: if desc { before + n - 1 - p } else { p - before },
+        }))
+    }
+
+    /// The ranges due to be cut or dropped.
+    pub async fn fences_due(&self) -> Result<Vec<FenceDue>> {
+        let rows = query(
+            "SELECT kind, scope_id, fence FROM order_fence_counts GROUP BY kind, scope_id, fence \
+             HAVING SUM(n) > $1 OR (fence <> 0 AND SUM(n) = 0)",
+        )
+        .bind(SPLIT_AT)
+        .fetch_all(self.r())
+        .await?;
+        rows.iter()
+            .map(|r| Ok(FenceDue { kind: r.str("kind")?, scope_id: r.i64("scope_id")?, fence: r.i64("fence")? }))
+            .collect()
+    }
+}
+
+impl Tx<'_> {
+    /// Cuts a range past [`SPLIT_AT`] rows into ranges of [`CHUNK`] rows (their counts read
+    /// from the rows themselves), or drops an empty one; nothing when it is neither any more.
+    /// On PostgreSQL, holds the kind's lock of the scope, so that no writer counts a row into a
+    /// range meanwhile; it must be the transaction's first statement: the transaction reads at
+    /// `READ COMMITTED`, so that what it reads after the lock includes every count written
+    /// before it (a `SERIALIZABLE` snapshot would be taken before the wait).
+    pub async fn fence_place(&mut self, due: &FenceDue) -> Result<()> {
+        let (kind, scope, fence) = (due.kind.as_str(), due.scope_id, due.fence);
+        if self.backend() == Backend::Postgres {
+            query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED").execute(self.h()).await?;
+            query("SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || CAST($2 AS TEXT), 0))")
+                .bind(kind)
+                .bind(scope)
+                .execute(self.h())
+                .await?;
+        }
+        let Some(def) =
+            query("SELECT tbl, scope_col, col, id_col, is_int, cond FROM order_fence_kinds WHERE kind = $1")
+                .bind(kind)
+                .fetch_optional(self.h())
+                .await?
+        else {
+            return Ok(());
+        };
+        let (tbl, scope_col, col, id_col) =
+            (def.str("tbl")?, def.str("scope_col")?, def.str("col")?, def.str("id_col")?);
+        let (int, cond) = (def.bool("is_int")?, def.str("cond")?);
+        let kcol = if int { "k_int" } else { "k_text" };
+        let n = query("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
+            .bind(kind)
+            .bind(scope)
+            .bind(fence)
+            .fetch_i64(self.h())
+            .await?;
+        let drop_counts = |sql: &str| query(sql.to_string()).bind(kind.to_string()).bind(scope).bind(fence);
+        if fence != 0 && n == 0 {
+            drop_counts("DELETE FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
+                .execute(self.h())
+                .await?;
+            drop_counts("DELETE FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence = $3")
+                .execute(self.h())
+                .await?;
+            return Ok(());
+        }
+        if n <= SPLIT_AT {
+            return Ok(());
+        }
+        // The range: from this fence's key (none for fence 0) to the next fence's key.
+        let lower = match fence {
+            0 => None,
+            _ => {
+                let sql = format!(
+                    "SELECT {kcol} AS k, k_id FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence = $3"
+                );
+                match query(sql).bind(kind).bind(scope).bind(fence).fetch_optional(self.h()).await? {
+                    Some(r) => Some(fence_key(&r, int)?),
+                    None => return Ok(()),
+                }
+            }
+        };
+        let mut next = Sql::new(&format!("SELECT {kcol} AS k, k_id FROM order_fences WHERE kind = "));
+        next.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope));
+        if let Some((v, id)) = &lower {
+            next.push(&format!(" AND ({kcol}, k_id) > (")).bind(v.clone()).push(", ").bind(Val::I64(*id)).push(")");
+        }
+        next.push(&format!(" ORDER BY {kcol}, k_id LIMIT 1"));
+        let upper = next.query().fetch_optional(self.h()).await?.map(|r| fence_key(&r, int)).transpose()?;
+        let range = |sql: &mut Sql| {
+            sql.push(&format!(" FROM {tbl} WHERE {scope_col} = ")).bind(Val::I64(scope));
+            if !cond.is_empty() {
+                sql.push(&format!(" AND {cond}"));
+            }
+            if let Some((v, id)) = &lower {
+                sql.push(&format!(" AND ({col}, {id_col}) >= ("))
+                    .bind(v.clone())
+                    .push(", ")
+                    .bind(Val::I64(*id))
+                    .push(")");
+            }
+            if let Some((v, id)) = &upper {
+                sql.push(&format!(" AND ({col}, {id_col}) < ("))
+                    .bind(v.clone())
+                    .push(", ")
+                    .bind(Val::I64(*id))
+                    .push(")");
+            }
+        };
+        let mut count = Sql::new("SELECT COUNT(*)");
+        range(&mut count);
+        let rows = count.query().fetch_i64(self.h()).await?;
+        // Every CHUNK-th row (by its number in the range) starts a new range.
+        let mut cuts = Sql::new(&format!(
+            "SELECT c, i, r FROM (SELECT {col} AS c, {id_col} AS i, ROW_NUMBER() OVER (ORDER BY {col}, {id_col}) AS r"
+        ));
+        range(&mut cuts);
+        cuts.push(") x WHERE x.r % ").bind(Val::I64(CHUNK)).push(" = 1 AND x.r > 1 ORDER BY x.r");
+        let cuts = cuts.query().fetch_all(self.h()).await?;
+        let mut first = query("SELECT COALESCE(MAX(fence), 0) FROM order_fences WHERE kind = $1 AND scope_id = $2")
+            .bind(kind)
+            .bind(scope)
+            .fetch_i64(self.h())
+            .await?;
+        drop_counts("DELETE FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
+            .execute(self.h())
+            .await?;
+        let mut starts = vec![(fence, 1i64)];
+        for c in &cuts {
+            first += 1;
+            let mut insert =
+                Sql::new(&format!("INSERT INTO order_fences (kind, scope_id, fence, {kcol}, k_id) VALUES ("));
+            insert.bind(Val::Str(kind.to_string())).push(", ").bind(Val::I64(scope)).push(", ").bind(Val::I64(first));
+            let value = if int { Val::I64(c.i64("c")?) } else { Val::Str(c.str("c")?) };
+            insert.push(", ").bind(value).push(", ").bind(Val::I64(c.i64("i")?)).push(")");
+            insert.query().execute(self.h()).await?;
+            starts.push((first, c.i64("r")?));
+        }
+        for (j, (f, start)) in starts.iter().enumerate() {
+            let end = starts.get(j + 1).map_or(rows + 1, |(_, s)| *s);
+            query("INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n) VALUES ($1, $2, $3, 0, $4)")
+                .bind(kind)
+                .bind(scope)
+                .bind(*f)
+                .bind(end - start)
+                .execute(self.h())
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// A fence's key read as `k, k_id`.
+fn fence_key(r: &Row, int: bool) -> Result<(Val, i64)> {
+    Ok((if int { Val::I64(r.i64("k")?) } else { Val::Str(r.str("k")?) }, r.i64("k_id")?))
+}

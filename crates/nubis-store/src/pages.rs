@@ -1,0 +1,249 @@
+//! Pages of the lists: one page read by SQL and the number of rows of the whole list; a deep
+//! page starts where the kept counts say (docs/decisions.md, "Pages located by kept block
+//! counts" and "Deep pages in a field's order"): a block of ids (`row_blocks`, migration 36) in
+//! the list's own order, a range of the order fences (`fences`) in a field's order.
+
+use nubis_model::Result;
+use nubis_model::filter::{Filter, Order};
+
+use crate::Backend;
+use crate::sql::{
+    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_page,
+    push_scope, served, unserved,
+};
+
+/// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
+/// shallower ones skip their rows with `OFFSET`, which costs less there.
+pub(crate) const LOCATE_FROM: u64 = 256;
+
+/// The levels of `row_blocks` (migration 36): a block of level `l` holds the ids whose
+/// `id >> (BLOCK_BITS * l)` is its number, so each block holds 64 blocks of the level below.
+const BLOCK_BITS: u32 = 6;
+const LEVELS: i64 = 3;
+
+/// Where a deep page starts: the id range of the 64-id block its first row is in, and how many
+/// rows of the list that block holds before it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Located {
+    pub first: i64,
+    pub last: i64,
+    pub skip: i64,
+}
+
+impl Located {
+    /// Appends the condition that starts a page at the block (`id >= first`, or `id <= last`
+    /// newest first).
+    pub fn push_start(&self, sql: &mut Sql, id_col: &str, desc: bool) {
+        match desc {
+            false => sql.push(&format!(" AND {id_col} >= ")).bind(Val::I64(self.first)),
+            true => sql.push(&format!(" AND {id_col} <= ")).bind(Val::I64(self.last)),
+        };
+    }
+
+    /// Appends ` LIMIT n OFFSET skip`.
+    pub fn push_window(&self, sql: &mut Sql, page_size: u64) {
+        sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+        sql.push(" OFFSET ").bind(Val::I64(self.skip));
+    }
+}
+
+/// Where a page of a whole list (every row of its scope, as its kept count counts them) starts.
+pub(crate) enum DeepStart<'a> {
+    /// Shallow, or no counts serve the order: the page skips its rows with `OFFSET`.
+    Skip,
+    /// Past the last row.
+    Past,
+    /// In id order (the list's own order, or an order by its id column): a block of ids.
+    Block(Located, &'a str, bool),
+    /// In a field's order: a range of the order fences, from the field's column.
+    Fence(crate::fences::FenceAt, &'a str, &'a str),
+}
+
+impl DeepStart<'_> {
+    /// Appends the start condition, ` ORDER BY ...` (the filter's order, else `order`) and the
+    /// window of the page.
+    pub fn push_page(
+        &self,
+        sql: &mut Sql,
+        cols: &[Column],
+        filter: &Filter,
+        order: &str,
+        page: u64,
+        page_size: u64,
+    ) -> Result<()> {
+        match self {
+            DeepStart::Block(at, id_col, desc) => {
+                at.push_start(sql, id_col, *desc);
+                push_order(sql, cols, filter, order)?;
+                at.push_window(sql, page_size);
+            }
+            DeepStart::Fence(at, expr, id_col) => {
+                at.push_start(sql, expr, id_col);
+                push_order(sql, cols, filter, order)?;
+                sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+                sql.push(" OFFSET ").bind(Val::I64(at.skip));
+            }
+            DeepStart::Skip | DeepStart::Past => {
+                push_order(sql, cols, filter, order)?;
+                push_page(sql, page, page_size);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The width of a block of `row_blocks` in blocks of the level below (in ids at level 1).
+const WIDTH: i64 = 1 << BLOCK_BITS;
+/// The column a page read with its kept count carries the count in.
+const KEPT_TOTAL: &str = "nubis_kept_total";
+
+impl crate::Store {
+    /// One page of a list and the number of rows the whole list has.
+    pub(crate) async fn fetch_page(
+        &self,
+        l: &Listing<'_>,
+        v: &Visibility<'_>,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<crate::db::Row>, u64)> {
+        if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
+            let n = self.kept_count(v.scope_id, kind).await?;
+            if n > SCAN_BUDGET {
+                return Err(unserved(n, l.indexed));
+            }
+        }
+        // An unfiltered list with a kept count reads it in the same statement (one round trip).
+        let kept =
+            l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none() && l.and.is_empty());
+        let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let start = match kept {
+            Some(kind) if offset >= LOCATE_FROM => {
+                self.deep_start(kind, v.scope_id, offset, l.cols, filter, l.order).await?
+            }
+            _ => DeepStart::Skip,
+        };
+        if let DeepStart::Past = start {
+            // Past the end: no rows, and the kept count.
+            let kind = kept.unwrap_or_default();
+            return Ok((Vec::new(), self.kept_count(v.scope_id, kind).await?.max(0) as u64));
+        }
+        let mut sql = Sql::default();
+        match folded {
+            Some((kind, cols)) => {
+                sql.push(cols.trim_end());
+                sql.push(", (");
+                push_kept_count(&mut sql, v.scope_id, kind);
+                sql.push(&format!(") AS {KEPT_TOTAL} {}", l.from));
+            }
+            None => {
+                sql.push(l.select);
+            }
+        }
+        push_scope(&mut sql, l, v);
+        push_filter(&mut sql, self.backend(), l.cols, filter)?;
+        start.push_page(&mut sql, l.cols, filter, l.order, page, page_size)?;
+        let rows = sql.query().fetch_all(self.r()).await?;
+
+        let total = match kept {
+            // A page that is not full (and not past the end) tells the total by itself.
+            _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
+                offset.min(i64::MAX as u64) as i64 + rows.len() as i64
+            }
+            _ if rows.is_empty() && page <= 1 => 0,
+            Some(_) if folded.is_some() && !rows.is_empty() => crate::rows::RowExt::i64(&rows[0], KEPT_TOTAL)?,
+            Some(kind) => self.kept_count(v.scope_id, kind).await?,
+            _ => {
+                let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
+                push_scope(&mut count, l, v);
+                push_filter(&mut count, self.backend(), l.cols, filter)?;
+                count.query().fetch_i64(self.r()).await?
+            }
+        };
+        Ok((rows, total.max(0) as u64))
+    }
+
+    /// Where a page at `offset` (at least [`LOCATE_FROM`]) of the whole list `kind` of
+    /// `scope_id` starts: in its own order (`order`: its id column, `... DESC` newest first) or
+    /// an order by its id column, at a block of ids; in another field's order, at a range of that
+    /// order's fences, or by skipping where it has none.
+    pub(crate) async fn deep_start<'a>(
+        &self,
+        kind: &str,
+        scope_id: i64,
+        offset: u64,
+        cols: &'a [Column],
+        filter: &Filter,
+        order: &'a str,
+    ) -> Result<DeepStart<'a>> {
+        let (id_col, own_desc) = order.strip_suffix(" DESC").map_or((order, false), |c| (c, true));
+        let by = filter.order_by.as_deref().map(|p| cols.iter().find(|c| c.path == p));
+        let (col, desc) = match by {
+            None => (None, own_desc),
+            // An order no column serves is refused when the statement is built.
+            Some(None) => return Ok(DeepStart::Skip),
+            Some(Some(c)) => (Some(c).filter(|c| c.expr != id_col), filter.order == Order::Desc),
+        };
+        let Some(col) = col else {
+            return Ok(match self.locate(kind, scope_id, offset, desc).await? {
+                Some(at) => DeepStart::Block(at, id_col, desc),
+                None => DeepStart::Past,
+            });
+        };
+        match self.locate_ordered(&format!("{kind}.{}", col.path), scope_id, offset, desc).await? {
+            Some(at) => Ok(DeepStart::Fence(at, col.expr, id_col)),
+            None if offset >= self.kept_count(scope_id, kind).await?.max(0) as u64 => Ok(DeepStart::Past),
+            // No fences for this order.
+            None => Ok(DeepStart::Skip),
+        }
+    }
+
+    /// Where the row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`)
+    /// is: each level sums the counts of at most 64 blocks (the whole top level), from the top
+    /// down; `None` past the end. On PostgreSQL one call of `nubis_locate` (migration 36) does the
+    /// walk next to the data; on SQLite, in the process, three statements of at most 64 rows.
+    pub(crate) async fn locate(&self, kind: &str, scope_id: i64, offset: u64, desc: bool) -> Result<Option<Located>> {
+        let off = offset.min(i64::MAX as u64) as i64;
+        if self.backend() == Backend::Postgres {
+            let row = crate::db::query("SELECT first, last, skip FROM nubis_locate($1, $2, $3, $4)")
+                .bind(kind)
+                .bind(scope_id)
+                .bind(off)
+                .bind(desc)
+                .fetch_one(self.r())
+                .await?;
+            use crate::rows::RowExt;
+            return Ok(match (row.opt_i64("first")?, row.opt_i64("last")?, row.opt_i64("skip")?) {
+                (Some(first), Some(last), Some(skip)) => Some(Located { first, last, skip }),
+                _ => None,
+            });
+        }
+        let mut before = 0i64;
+        let mut range: Option<i64> = None;
+        let mut block = 0i64;
+        for level in (1..=LEVELS).rev() {
+            let mut sql = Sql::new("SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = ");
+            sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
+            sql.push(" AND level = ").bind(Val::I64(level));
+            if let Some(lo) = range {
+                sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
+            }
+            sql.push(if desc { " GROUP BY block ORDER BY block DESC" } else { " GROUP BY block ORDER BY block" });
+            let mut found = None;
+            for r in sql.query().fetch_all(self.r()).await? {
+                use crate::rows::RowExt;
+                let n = r.i64("n")?;
+                if before + n > off {
+                    found = Some(r.i64("block")?);
+                    break;
+                }
+                before += n;
+            }
+            let Some(b) = found else { return Ok(None) };
+            block = b;
+            range = Some(b * WIDTH);
+        }
+        Ok(Some(Located { first: block * WIDTH, last: block * WIDTH + WIDTH - 1, skip: off - before }))
+    }
+}
