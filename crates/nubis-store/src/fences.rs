@@ -97,11 +97,17 @@ impl Store {
         }))
     }
 
-    /// The ranges due to be cut or dropped.
+    /// The ranges due to be cut or dropped. A range's count is spread over at most 8 shards
+    /// (PostgreSQL; one on SQLite), so one past [`SPLIT_AT`] has a shard past an eighth of it,
+    /// and an empty one other than fence 0 has a shard at or below zero: only the ranges with
+    /// such a shard are summed, not every scope's ranges of every list.
     pub async fn fences_due(&self) -> Result<Vec<FenceDue>> {
         let rows = query(
-            "SELECT kind, scope_id, fence FROM order_fence_counts GROUP BY kind, scope_id, fence \
-             HAVING SUM(n) > $1 OR (fence <> 0 AND SUM(n) = 0)",
+            "SELECT c.kind, c.scope_id, c.fence FROM order_fence_counts c \
+             JOIN (SELECT DISTINCT kind, scope_id, fence FROM order_fence_counts \
+                   WHERE n > $1 / 8 OR (fence <> 0 AND n <= 0)) d \
+               ON d.kind = c.kind AND d.scope_id = c.scope_id AND d.fence = c.fence \
+             GROUP BY c.kind, c.scope_id, c.fence HAVING SUM(c.n) > $1 OR (c.fence <> 0 AND SUM(c.n) = 0)",
         )
         .bind(SPLIT_AT)
         .fetch_all(self.r())

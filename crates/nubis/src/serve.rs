@@ -194,7 +194,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Events past the window are forgotten.
     let pruner = app.spawn_event_pruner(std::time::Duration::from_secs(60));
     // Deep pages in a field's order: the order fences follow the lists' growth.
-    let orders = app.spawn_list_order_keeper(std::time::Duration::from_secs(1));
+    let orders = app.spawn_list_order_keeper(std::time::Duration::from_secs(10));
 
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
