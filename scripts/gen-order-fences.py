@@ -167,9 +167,11 @@ PG_HEAD = """
 -- 0036 and 0038 are replaced the same way.
 --
 -- Writers of a fenced list hold its lock of the scope shared, so that nubis placing fences
--- (exclusively, Tx::fence_place) sees every count they wrote.
+-- (exclusively, Tx::fence_place) sees every count they wrote. Scopes share 64 locks per list:
+-- a statement that writes rows of 100,000 scopes must not take 100,000 locks (the lock table
+-- is bounded); sharing only makes a placement wait for writers of other scopes too.
 CREATE FUNCTION nubis_fence_lock(k TEXT, sc BIGINT) RETURNS void LANGUAGE sql AS $fn$
-    SELECT pg_advisory_xact_lock_shared(hashtextextended(k || ':' || sc, 0));
+    SELECT pg_advisory_xact_lock_shared(hashtextextended(k || ':' || (sc % 64), 0));
 $fn$;
 
 -- Cached pages read the counts: their writes send change notices (as row_counts, 0025).

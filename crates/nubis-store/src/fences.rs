@@ -129,7 +129,8 @@ impl Tx<'_> {
         let (kind, scope, fence) = (due.kind.as_str(), due.scope_id, due.fence);
         if self.backend() == Backend::Postgres {
             query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED").execute(self.h()).await?;
-            query("SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || CAST($2 AS TEXT), 0))")
+            // The lock the scope shares with others (`nubis_fence_lock`, migration 39).
+            query("SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || CAST($2 % 64 AS TEXT), 0))")
                 .bind(kind)
                 .bind(scope)
                 .execute(self.h())
