@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes migration 0039 (order fences: deep pages of a list in the order of one of its fields)
-for both engines from the table below: one trigger set per list, so the SQL's repetition has one
+"""Writes migrations 0039 (order fences: deep pages of a list in the order of one of its fields)
+and 0040 (the maintenance list on the same mechanism) for both engines from the table below: one trigger set per list, so the SQL's repetition has one
 source. Usage: scripts/gen-order-fences.py
 
 A list ordered by a field (`+order_by`) is cut into ranges by fences: keys (value, id) in that
@@ -94,9 +94,9 @@ CREATE TABLE order_fence_counts (
 """
 
 
-def kinds():
+def kinds(fences=FENCES):
     out = []
-    for table, kind, scope, when, idc, fields in FENCES:
+    for table, kind, scope, when, idc, fields in fences:
         cond = when[0].format(r=table) if when else ""
         for path, col, typ in fields:
             out.append(f"INSERT INTO order_fence_kinds (kind, tbl, scope_col, col, id_col, is_int, cond) VALUES "
@@ -105,10 +105,10 @@ def kinds():
     return out
 
 
-def fill():
+def fill(fences=FENCES):
     """Every row already there is in fence 0 until nubis places fences."""
     out = []
-    for table, kind, scope, when, idc, fields in FENCES:
+    for table, kind, scope, when, idc, fields in fences:
         where = f" WHERE {scope} IS NOT NULL" + (f" AND {when[0].format(r=table)}" if when else "")
         for path, col, _ in fields:
             out.append(f"INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n) "
@@ -116,11 +116,11 @@ def fill():
     return out
 
 
-def sqlite():
-    out = [HEAD]
-    out.extend(kinds())
+def sqlite(fences=FENCES, head=HEAD):
+    out = [head]
+    out.extend(kinds(fences))
     out.append("")
-    for table, kind, scope, when, idc, fields in FENCES:
+    for table, kind, scope, when, idc, fields in fences:
         def add(rec, sign, path, col, typ, extra):
             k = f"{kind}.{path}"
             key = "k_int" if typ == "int" else "k_text"
@@ -145,17 +145,23 @@ def sqlite():
         out.append(f"CREATE TRIGGER {kind}_fences_update AFTER UPDATE OF {', '.join(dict.fromkeys(watched))} ON {table} "
                    f"BEGIN\n" + "\n".join(body) + "\nEND;")
     out.append("")
-    out.extend(fill())
+    out.extend(fill(fences))
     return "\n".join(out) + "\n"
 
 
-def _lists():
+def _module():
     """The lists of migrations 0036 and 0038 (scripts/gen-list-positions.py)."""
     import importlib.util
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location("gen_list_positions", os.path.join(here, "gen-list-positions.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def _lists():
+    """The lists of migrations 0036 and 0038 (scripts/gen-list-positions.py)."""
+    mod = _module()
     return [mod.norm(e) for e in mod.LISTS + mod.LISTS_38]
 
 
@@ -231,16 +237,22 @@ def pg_moves(table, scope, when, cols):
 ROW_COUNTED = ["vpcs", "instances", "firewalls", "nodebalancers"]
 
 
-def pg_list_rows():
+def pg_list_rows(lists=None):
+    """The per-statement functions and triggers of `lists` (normalized entries); by default those
+    of 0036 and 0038, replacing their per-row triggers and those of 0010 and 0012."""
     out = []
-    for table in ROW_COUNTED:
-        out.append(f"DROP TRIGGER IF EXISTS {table}_count ON {table};")
-        out.append(f"DROP TRIGGER IF EXISTS {table}_count_move ON {table};")
-    out.append("DROP FUNCTION nubis_count_rows();")
-    out.append("DROP FUNCTION nubis_count_rows_moved();")
-    for table, kind, scope, count, when, idc, tname in _lists():
+    replace = lists is None
+    if replace:
+        for table in ROW_COUNTED:
+            out.append(f"DROP TRIGGER IF EXISTS {table}_count ON {table};")
+            out.append(f"DROP TRIGGER IF EXISTS {table}_count_move ON {table};")
+        out.append("DROP FUNCTION nubis_count_rows();")
+        out.append("DROP FUNCTION nubis_count_rows_moved();")
+        lists = _lists()
+    for table, kind, scope, count, when, idc, tname in lists:
         count = count or kind in ROW_COUNTED
-        out.append(f"DROP TRIGGER IF EXISTS {tname}_blocks ON {table};")
+        if replace:
+            out.append(f"DROP TRIGGER IF EXISTS {tname}_blocks ON {table};")
         parts = {}
         for op, sources in pg_moves(table, scope, when, []).items():
             stmts = []
@@ -264,9 +276,9 @@ def pg_list_rows():
     return out
 
 
-def pg_fences():
+def pg_fences(fences=FENCES):
     out = []
-    for table, kind, scope, when, idc, fields in FENCES:
+    for table, kind, scope, when, idc, fields in fences:
         parts = {}
         for op, sources in pg_moves(table, scope, when, [c for _, c, _ in fields]).items():
             stmts = []
@@ -302,6 +314,78 @@ def postgres():
     return "\n".join(out) + "\n"
 
 
+# Added by 0040: the maintenance list, on the kept counts, blocks and fences like the lists
+# above. A window leaves the list when its instance is deleted and follows the instance to
+# another account, so that what the counts count is what the list shows.
+MAINTENANCE = ("maintenance", "maintenance", "account_id", True, ("{r}.status <> 'canceled'", "status", "canceled"))
+FENCES_40 = [
+    ("maintenance", "maintenance", "account_id", MAINTENANCE[4], "id",
+     [("status", "status", "text"), ("type", "type", "text"), ("when", "when_ts", "text")]),
+]
+INDEXES_40 = [
+    ("maintenance_account_id", "maintenance", "account_id, id"),
+    ("maintenance_account_status", "maintenance", "account_id, status, id"),
+    ("maintenance_account_type", "maintenance", "account_id, type, id"),
+    ("maintenance_account_when", "maintenance", "account_id, when_ts, id"),
+    ("maintenance_instance", "maintenance", "instance_id"),
+]
+HEAD_40 = """-- The maintenance list at scale (docs/decisions.md, "Pages located by kept block counts" and
+-- "Deep pages in a field's order"): its kept count (windows not canceled), id blocks and order
+-- fences, and indexes for its filters and orders. Generated by scripts/gen-order-fences.py.
+--
+-- A window of a deleted instance leaves the list (the list shows windows of existing instances
+-- only), and a window follows its instance to another account (a service transfer).
+"""
+CLEANUP_40_SQLITE = """DELETE FROM maintenance WHERE instance_id NOT IN (SELECT id FROM instances);
+UPDATE maintenance SET account_id = (SELECT i.account_id FROM instances i WHERE i.id = maintenance.instance_id)
+WHERE account_id <> (SELECT i.account_id FROM instances i WHERE i.id = maintenance.instance_id);
+CREATE TRIGGER instances_maintenance_delete AFTER DELETE ON instances BEGIN
+    DELETE FROM maintenance WHERE instance_id = OLD.id;
+END;
+CREATE TRIGGER instances_maintenance_move AFTER UPDATE OF account_id ON instances
+WHEN OLD.account_id IS NOT NEW.account_id BEGIN
+    UPDATE maintenance SET account_id = NEW.account_id WHERE instance_id = NEW.id;
+END;
+"""
+CLEANUP_40_POSTGRES = """DELETE FROM maintenance m WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = m.instance_id);
+UPDATE maintenance m SET account_id = i.account_id FROM instances i WHERE i.id = m.instance_id AND m.account_id <> i.account_id;
+CREATE FUNCTION nubis_instances_maintenance() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM maintenance m USING old_rows o WHERE m.instance_id = o.id;
+    END IF;
+    IF TG_OP = 'UPDATE' THEN
+        UPDATE maintenance m SET account_id = n.account_id FROM new_rows n
+        WHERE m.instance_id = n.id AND m.account_id <> n.account_id;
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER instances_maintenance_del AFTER DELETE ON instances REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION nubis_instances_maintenance();
+CREATE TRIGGER instances_maintenance_upd AFTER UPDATE ON instances REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION nubis_instances_maintenance();
+"""
+
+
+def migration_40(engine):
+    mod = _module()
+    lists = [MAINTENANCE]
+    if engine == "sqlite":
+        return HEAD_40 + CLEANUP_40_SQLITE + mod.sqlite(lists, INDEXES_40, head="") + sqlite(FENCES_40, head="")
+    out = [HEAD_40 + CLEANUP_40_POSTGRES]
+    out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols});" for name, table, cols in INDEXES_40)
+    out.extend(kinds(FENCES_40))
+    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
+    out.extend(pg_fences(FENCES_40))
+    out.append("")
+    out.extend(mod.fill(lists, ""))
+    out.extend(fill(FENCES_40))
+    return "\n".join(out) + "\n"
+
+
 base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
 open(f"{base}/sqlite/0039_order_fences.sql", "w").write(sqlite())
 open(f"{base}/postgres/0039_order_fences.sql", "w").write(postgres())
+for engine in ("sqlite", "postgres"):
+    open(f"{base}/{engine}/0040_maintenance_list.sql", "w").write(migration_40(engine))

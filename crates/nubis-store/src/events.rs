@@ -7,6 +7,7 @@ use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
+use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, served, unserved};
@@ -247,7 +248,14 @@ impl Store {
         // A deep page starts where the block counts (newest first, or by id) or the order
         // fences say, when every counted event is listed.
         let start = if whole && aged == 0 && offset >= LOCATE_FROM {
-            self.deep_start("events", viewer.account_id, offset, COLUMNS, filter, "e.id DESC").await?
+            let rows = Rows {
+                from: "FROM events e",
+                scope: "e.account_id",
+                and: "",
+                scope_id: viewer.account_id,
+                backend: self.backend(),
+            };
+            self.deep_start("events", rows, offset, COLUMNS, filter, "e.id DESC").await?
         } else {
             DeepStart::Skip
         };
@@ -257,7 +265,7 @@ impl Store {
         let mut sql = Sql::new(SELECT);
         scope(&mut sql, viewer, since);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        start.push_page(&mut sql, COLUMNS, filter, "e.id DESC", page, page_size)?;
+        start.push_page(&mut sql, COLUMNS, filter, "e.id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
         Ok((events, total.max(0) as u64))

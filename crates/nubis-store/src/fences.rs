@@ -30,15 +30,74 @@ pub(crate) struct FenceAt {
     pub skip: i64,
 }
 
+/// The rows of a whole list, for reading its keys alone: `FROM <table> <alias>`, the scope
+/// column the kept counts count it by and the conditions every row of the list meets
+/// (`AND ...`, as [`crate::sql::Listing::and`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rows<'a> {
+    pub from: &'a str,
+    pub scope: &'a str,
+    pub and: &'a str,
+    pub scope_id: i64,
+    pub backend: Backend,
+}
+
 impl FenceAt {
-    /// Appends the condition that starts the page at its range: `expr` is the field's column,
-    /// `id_col` the list's id column (the order's tie-break).
-    pub fn push_start(&self, sql: &mut Sql, expr: &str, id_col: &str) {
-        let (bound, op) = if self.desc { (&self.upper, "<") } else { (&self.lower, ">=") };
-        if let Some((value, id)) = bound {
-            sql.push(&format!(" AND ({expr}, {id_col}) {op} (")).bind(value.clone());
-            sql.push(", ").bind(Val::I64(*id)).push(")");
+    /// Appends the condition that picks the page's rows (`expr` is the field's column, `id_col`
+    /// the list's id column, the order's tie-break), then its order and ` LIMIT n`.
+    ///
+    /// PostgreSQL seeks its index on (scope, field, id) by the pair: `(field, id) >= key`, and
+    /// skips from there. SQLite seeks by the field alone and would walk every row of a
+    /// low-cardinality field's value before the key, so there the page's ids are found from the
+    /// keys alone: the rows of the range's value from its id on, then the values past it (two
+    /// index ranges, each as long as the page reaches), and the page reads those ids by primary
+    /// key, its order written `+field` so that the planner does not walk the scope in the
+    /// field's order to find them.
+    pub fn push_page(&self, sql: &mut Sql, rows: &Rows<'_>, expr: &str, id_col: &str, n: u64) {
+        let n = n.min(i64::MAX as u64) as i64;
+        let m = self.skip.saturating_add(n);
+        let (dir, id_op, past_op, bound) =
+            if self.desc { ("DESC", "<", "<", &self.upper) } else { ("ASC", ">=", ">", &self.lower) };
+        let branch = |sql: &mut Sql, cond: &dyn Fn(&mut Sql), order: &str, alias: &str| {
+            sql.push(&format!(
+                "SELECT * FROM (SELECT {expr} AS nubis_k, {id_col} AS nubis_i {} WHERE {} = ",
+                rows.from, rows.scope
+            ))
+            .bind(Val::I64(rows.scope_id));
+            sql.push(rows.and);
+            cond(sql);
+            sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(m)).push(&format!(") {alias}"));
+        };
+        let in_order = format!("{expr} {dir}, {id_col} {dir}");
+        if rows.backend == Backend::Postgres {
+            let op = if self.desc { "<" } else { ">=" };
+            if let Some((value, id)) = bound {
+                sql.push(&format!(" AND ({expr}, {id_col}) {op} (")).bind(value.clone());
+                sql.push(", ").bind(Val::I64(*id)).push(")");
+            }
+            sql.push(&format!(" ORDER BY {in_order} LIMIT ")).bind(Val::I64(n));
+            sql.push(" OFFSET ").bind(Val::I64(self.skip));
+            return;
         }
+        sql.push(&format!(" AND {id_col} IN (SELECT nubis_i FROM ("));
+        match bound {
+            Some((value, id)) => {
+                let at_value = |s: &mut Sql| {
+                    s.push(&format!(" AND {expr} = ")).bind(value.clone());
+                    s.push(&format!(" AND {id_col} {id_op} ")).bind(Val::I64(*id));
+                };
+                branch(sql, &at_value, &format!("{id_col} {dir}"), "a");
+                sql.push(" UNION ALL ");
+                let past = |s: &mut Sql| {
+                    s.push(&format!(" AND {expr} {past_op} ")).bind(value.clone());
+                };
+                branch(sql, &past, &in_order, "b");
+            }
+            None => branch(sql, &|_| {}, &in_order, "a"),
+        }
+        sql.push(&format!(") u ORDER BY nubis_k {dir}, nubis_i {dir} LIMIT ")).bind(Val::I64(n));
+        sql.push(" OFFSET ").bind(Val::I64(self.skip)).push(")");
+        sql.push(&format!(" ORDER BY +{expr} {dir}, {id_col} {dir} LIMIT ")).bind(Val::I64(n));
     }
 }
 

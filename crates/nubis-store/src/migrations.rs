@@ -54,6 +54,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(37, "list_tags", "0037_list_tags.sql"),
     migration!(38, "more_list_positions", "0038_more_list_positions.sql"),
     migration!(39, "order_fences", "0039_order_fences.sql"),
+    migration!(40, "maintenance_list", "0040_maintenance_list.sql"),
 ];
 
 impl Store {

@@ -7,9 +7,10 @@ use nubis_model::Result;
 use nubis_model::filter::{Filter, Order};
 
 use crate::Backend;
+use crate::fences::Rows;
 use crate::sql::{
-    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_page,
-    push_scope, served, unserved,
+    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_scope, served,
+    unserved,
 };
 
 /// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
@@ -55,20 +56,21 @@ pub(crate) enum DeepStart<'a> {
     Past,
     /// In id order (the list's own order, or an order by its id column): a block of ids.
     Block(Located, &'a str, bool),
-    /// In a field's order: a range of the order fences, from the field's column.
-    Fence(crate::fences::FenceAt, &'a str, &'a str),
+    /// In a field's order: a range of the order fences, from the field's column (and the list's
+    /// id column).
+    Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, &'a str, &'a str),
 }
 
 impl DeepStart<'_> {
     /// Appends the start condition, ` ORDER BY ...` (the filter's order, else `order`) and the
-    /// window of the page.
+    /// window of `page_size` rows from `offset`.
     pub fn push_page(
         &self,
         sql: &mut Sql,
         cols: &[Column],
         filter: &Filter,
         order: &str,
-        page: u64,
+        offset: u64,
         page_size: u64,
     ) -> Result<()> {
         match self {
@@ -77,15 +79,11 @@ impl DeepStart<'_> {
                 push_order(sql, cols, filter, order)?;
                 at.push_window(sql, page_size);
             }
-            DeepStart::Fence(at, expr, id_col) => {
-                at.push_start(sql, expr, id_col);
-                push_order(sql, cols, filter, order)?;
-                sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-                sql.push(" OFFSET ").bind(Val::I64(at.skip));
-            }
+            DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr, id_col, page_size),
             DeepStart::Skip | DeepStart::Past => {
                 push_order(sql, cols, filter, order)?;
-                push_page(sql, page, page_size);
+                sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+                sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
             }
         }
         Ok(())
@@ -107,6 +105,18 @@ impl crate::Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<crate::db::Row>, u64)> {
+        self.fetch_window(l, v, filter, page.saturating_sub(1).saturating_mul(page_size), page_size).await
+    }
+
+    /// `page_size` rows of a list from `offset` on, and the number of rows the whole list has.
+    pub(crate) async fn fetch_window(
+        &self,
+        l: &Listing<'_>,
+        v: &Visibility<'_>,
+        filter: &Filter,
+        offset: u64,
+        page_size: u64,
+    ) -> Result<(Vec<crate::db::Row>, u64)> {
         if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
             let n = self.kept_count(v.scope_id, kind).await?;
             if n > SCAN_BUDGET {
@@ -114,13 +124,13 @@ impl crate::Store {
             }
         }
         // An unfiltered list with a kept count reads it in the same statement (one round trip).
-        let kept =
-            l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none() && l.and.is_empty());
+        let kept = l.kept_count.filter(|_| filter.cond.is_none() && v.grant.is_none() && v.and.is_none());
         let folded = kept.and_then(|kind| l.select.strip_suffix(l.from).map(|cols| (kind, cols)));
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
         let start = match kept {
             Some(kind) if offset >= LOCATE_FROM => {
-                self.deep_start(kind, v.scope_id, offset, l.cols, filter, l.order).await?
+                let rows =
+                    Rows { from: l.from, scope: l.scope, and: l.and, scope_id: v.scope_id, backend: self.backend() };
+                self.deep_start(kind, rows, offset, l.cols, filter, l.order).await?
             }
             _ => DeepStart::Skip,
         };
@@ -143,7 +153,7 @@ impl crate::Store {
         }
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
-        start.push_page(&mut sql, l.cols, filter, l.order, page, page_size)?;
+        start.push_page(&mut sql, l.cols, filter, l.order, offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
 
         let total = match kept {
@@ -151,7 +161,7 @@ impl crate::Store {
             _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
                 offset.min(i64::MAX as u64) as i64 + rows.len() as i64
             }
-            _ if rows.is_empty() && page <= 1 => 0,
+            _ if rows.is_empty() && offset == 0 => 0,
             Some(_) if folded.is_some() && !rows.is_empty() => crate::rows::RowExt::i64(&rows[0], KEPT_TOTAL)?,
             Some(kind) => self.kept_count(v.scope_id, kind).await?,
             _ => {
@@ -165,18 +175,19 @@ impl crate::Store {
     }
 
     /// Where a page at `offset` (at least [`LOCATE_FROM`]) of the whole list `kind` of
-    /// `scope_id` starts: in its own order (`order`: its id column, `... DESC` newest first) or
+    /// `rows` starts: in its own order (`order`: its id column, `... DESC` newest first) or
     /// an order by its id column, at a block of ids; in another field's order, at a range of that
     /// order's fences, or by skipping where it has none.
     pub(crate) async fn deep_start<'a>(
         &self,
         kind: &str,
-        scope_id: i64,
+        rows: Rows<'a>,
         offset: u64,
         cols: &'a [Column],
         filter: &Filter,
         order: &'a str,
     ) -> Result<DeepStart<'a>> {
+        let scope_id = rows.scope_id;
         let (id_col, own_desc) = order.strip_suffix(" DESC").map_or((order, false), |c| (c, true));
         let by = filter.order_by.as_deref().map(|p| cols.iter().find(|c| c.path == p));
         let (col, desc) = match by {
@@ -192,7 +203,7 @@ impl crate::Store {
             });
         };
         match self.locate_ordered(&format!("{kind}.{}", col.path), scope_id, offset, desc).await? {
-            Some(at) => Ok(DeepStart::Fence(at, col.expr, id_col)),
+            Some(at) => Ok(DeepStart::Fence(at, rows, col.expr, id_col)),
             None if offset >= self.kept_count(scope_id, kind).await?.max(0) as u64 => Ok(DeepStart::Past),
             // No fences for this order.
             None => Ok(DeepStart::Skip),

@@ -5,7 +5,6 @@ use nubis_model::billing::{
     Cents, MAINTENANCE_STATUSES, MAINTENANCE_TYPES, Maintenance, MaintenanceEntity, Notification, NotificationEntity,
 };
 use nubis_model::filter::Filter;
-use nubis_model::grants::GrantKind;
 use nubis_model::page::{Page, PageRequest};
 use nubis_model::{Error, Result, Timestamp};
 use nubis_store::billing::MaintenanceRow;
@@ -79,9 +78,15 @@ impl App {
                 when: None,
             });
         }
-        let pending = self.store.maintenance_pending(actor.account_id()).await?;
-        let visible = self.visible(actor, GrantKind::Instance, pending, |m| m.instance_id).await?;
-        for m in visible {
+        // The pending windows of the page alone: the notifications before them (a past-due
+        // balance) and after them (a promotion) are at most one each.
+        let head = out.len() as u64;
+        let offset = page.offset().saturating_sub(head);
+        let take = page.page_size.saturating_sub(head.saturating_sub(page.offset()));
+        let restricted = actor.restricted().then_some(actor.user_id());
+        let (pending, windows) =
+            self.store.maintenance_pending_window(actor.account_id(), restricted, offset, take).await?;
+        for m in pending {
             let kind = if m.kind == "reboot" { "reboot_scheduled" } else { "migration_scheduled" };
             out.push(Notification {
                 body: Some(m.reason.clone()),
@@ -99,12 +104,13 @@ impl App {
                 when: Some(m.when),
             });
         }
+        let mut tail = Vec::new();
         if let Some(p) = self.store.promotion_get(actor.account_id()).await?
             && p.remaining > 0
             && p.expires > now
             && p.expires <= now.plus_seconds(PROMOTION_NOTICE_DAYS * 86_400)
         {
-            out.push(Notification {
+            tail.push(Notification {
                 body: None,
                 entity: Some(NotificationEntity { id: None, label: None, kind: "promotion".into(), url: None }),
                 label: "Your promotional credit expires soon".into(),
@@ -120,9 +126,18 @@ impl App {
                 when: None,
             });
         }
-        let results = out.len() as u64;
-        let data =
-            out.into_iter().skip(page.offset().min(usize::MAX as u64) as usize).take(page.page_size as usize).collect();
+        // `out` holds the head and the page's windows; the head's items before the page are
+        // dropped, the tail's items after the windows taken.
+        let results = head + windows + tail.len() as u64;
+        let head_skipped = page.offset().min(head) as usize;
+        let windows_end = head + windows;
+        let tail_from = page.offset().saturating_sub(windows_end) as usize;
+        let data = out
+            .into_iter()
+            .skip(head_skipped)
+            .chain(tail.into_iter().skip(tail_from))
+            .take(page.page_size as usize)
+            .collect();
         Ok(Page::new(data, page, results))
     }
 

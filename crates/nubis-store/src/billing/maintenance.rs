@@ -3,10 +3,11 @@
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
-use super::page;
+use nubis_model::filter::{CmpOp, Cond, Order};
+
 use crate::db::{Row, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Sql, Val};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 /// A maintenance window with its instance's label.
@@ -38,11 +39,23 @@ fn maintenance(r: &Row) -> Result<MaintenanceRow> {
 const MAINT_SELECT: &str = "SELECT m.id, m.account_id, m.instance_id, i.label AS instance_label, m.type, m.reason, \
      m.status, m.when_ts FROM maintenance m JOIN instances i ON i.id = m.instance_id";
 
-const MAINT_COLUMNS: &[Column] = &[
-    Column { path: "status", expr: "m.status", kind: ColKind::Text },
-    Column { path: "type", expr: "m.type", kind: ColKind::Text },
-    Column { path: "when", expr: "m.when_ts", kind: ColKind::Text },
-];
+/// The account's maintenance windows that are not canceled (of instances that exist: a
+/// window leaves with its instance, migration 40), in the order of `when` unless the filter
+/// orders them.
+const MAINT_LIST: Listing<'static> = Listing {
+    select: MAINT_SELECT,
+    from: "FROM maintenance m JOIN instances i ON i.id = m.instance_id",
+    scope: "m.account_id",
+    and: " AND m.status <> 'canceled'",
+    cols: &[
+        Column { path: "status", expr: "m.status", kind: ColKind::Text },
+        Column { path: "type", expr: "m.type", kind: ColKind::Text },
+        Column { path: "when", expr: "m.when_ts", kind: ColKind::Text },
+    ],
+    order: "m.id",
+    kept_count: Some("maintenance"),
+    indexed: &["status", "type", "when"],
+};
 
 impl Tx<'_> {
     pub async fn maintenance_insert(
@@ -83,24 +96,47 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<MaintenanceRow>, u64)> {
-        let w = move |w: &mut Sql| {
-            w.push("FROM maintenance m JOIN instances i ON i.id = m.instance_id WHERE m.account_id = ");
-            w.bind(Val::I64(account_id));
-            w.push(" AND m.status <> 'canceled'");
-            if let Some(u) = restricted_user {
-                w.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.user_id = ")
-                    .bind(Val::I64(u))
-                    .push(" AND g.kind = 'instance' AND g.entity_id = m.instance_id)");
-            }
-        };
-        let select = MAINT_SELECT.split(" FROM ").next().unwrap_or(MAINT_SELECT);
-        page(self, select, &w, MAINT_COLUMNS, filter, "m.when_ts, m.id", p, size, maintenance).await
+        self.maintenance_window(account_id, restricted_user, filter, p.saturating_sub(1).saturating_mul(size), size)
+            .await
     }
 
-    /// Pending maintenance windows of the account (for notifications).
-    pub async fn maintenance_pending(&self, account_id: i64) -> Result<Vec<MaintenanceRow>> {
-        let sql = format!("{MAINT_SELECT} WHERE m.account_id = $1 AND m.status = 'pending' ORDER BY m.when_ts, m.id");
-        let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-        rows.iter().map(maintenance).collect()
+    /// `size` of the windows `maintenance_page` lists, from `offset` on, and how many there are.
+    pub async fn maintenance_window(
+        &self,
+        account_id: i64,
+        restricted_user: Option<i64>,
+        filter: &Filter,
+        offset: u64,
+        size: u64,
+    ) -> Result<(Vec<MaintenanceRow>, u64)> {
+        let v = Visibility {
+            scope_id: account_id,
+            grant: restricted_user.map(|u| (u, "instance", "m.instance_id")),
+            and: None,
+        };
+        let (rows, n) = if filter.order_by.is_none() {
+            // The list's order is `when`'s (then id), which the order fences serve as well.
+            let by_when = Filter { order_by: Some("when".into()), order: Order::Asc, ..filter.clone() };
+            self.fetch_window(&MAINT_LIST, &v, &by_when, offset, size).await?
+        } else {
+            self.fetch_window(&MAINT_LIST, &v, filter, offset, size).await?
+        };
+        Ok((rows.iter().map(maintenance).collect::<Result<_>>()?, n))
+    }
+
+    /// `size` of the account's pending maintenance windows from `offset` on (in the order of
+    /// `when`), and how many there are: the notifications of a page.
+    pub async fn maintenance_pending_window(
+        &self,
+        account_id: i64,
+        restricted_user: Option<i64>,
+        offset: u64,
+        size: u64,
+    ) -> Result<(Vec<MaintenanceRow>, u64)> {
+        let pending = Filter {
+            cond: Some(Cond::Field { path: "status".into(), op: CmpOp::Eq, value: serde_json::json!("pending") }),
+            ..Filter::default()
+        };
+        self.maintenance_window(account_id, restricted_user, &pending, offset, size).await
     }
 }

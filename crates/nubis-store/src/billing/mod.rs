@@ -10,7 +10,7 @@ use nubis_model::{Result, Timestamp};
 
 use crate::db::{Handle, query};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, Listing, Sql, Val, Visibility, push_filter, push_order};
+use crate::sql::{ColKind, Column, Listing, Visibility};
 use crate::{Store, Tx};
 
 mod maintenance;
@@ -168,35 +168,6 @@ async fn payment_method_default(h: Handle<'_>, account_id: i64) -> Result<Option
         format!("SELECT {PM_COLS} FROM payment_methods WHERE account_id = $1 AND active = TRUE AND is_default = TRUE");
     let row = query(sql).bind(account_id).fetch_optional(h).await?;
     row.as_ref().map(method).transpose()
-}
-
-/// One page by SQL: `scope` appends the WHERE clause that selects the rows, then come the
-/// filter, the order and the window.
-#[allow(clippy::too_many_arguments)]
-async fn page<T>(
-    store: &Store,
-    select: &str,
-    scope: &(dyn Fn(&mut Sql) + Sync),
-    cols: &[Column],
-    filter: &Filter,
-    order: &str,
-    page: u64,
-    page_size: u64,
-    map: fn(&Row) -> Result<T>,
-) -> Result<(Vec<T>, u64)> {
-    let mut count = Sql::new("SELECT COUNT(*) ");
-    scope(&mut count);
-    push_filter(&mut count, store.backend(), cols, filter)?;
-    let total = count.query().fetch_i64(store.r()).await?;
-    let mut sql = Sql::new(select);
-    sql.push(" ");
-    scope(&mut sql);
-    push_filter(&mut sql, store.backend(), cols, filter)?;
-    push_order(&mut sql, cols, filter, order)?;
-    sql.push(" LIMIT ").bind(Val::I64(page_size as i64));
-    sql.push(" OFFSET ").bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
-    let rows = sql.query().fetch_all(store.r()).await?;
-    Ok((rows.iter().map(map).collect::<Result<Vec<_>>>()?, total.max(0) as u64))
 }
 
 impl Tx<'_> {

@@ -18,10 +18,12 @@ fn ids(page: &Value) -> Vec<i64> {
 }
 
 /// What tells the records of a page apart: their ids, or what stands for one in lists without
-/// (a transfer's token, a history entry's id or version, an address).
+/// (a transfer's token, a history entry's id or version, an address, a maintenance window's
+/// reason, unique in the tests that compare them).
 fn keys(page: &Value) -> Vec<String> {
     let key = |v: &Value| {
-        let found = [&v["id"], &v["token"], &v["interface_history_id"], &v["rules"]["version"], &v["address"]];
+        let found =
+            [&v["id"], &v["token"], &v["interface_history_id"], &v["rules"]["version"], &v["address"], &v["reason"]];
         found.into_iter().find(|k| !k.is_null()).unwrap_or(&Value::Null).to_string()
     };
     page["data"].as_array().unwrap().iter().map(key).collect()
@@ -542,4 +544,90 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     for field in ["action", "created", "status", "id"] {
         order_pages_agree(&s, "/account/events", field, 500, every).await;
     }
+}
+
+#[tokio::test]
+async fn deep_maintenance_pages_and_notifications_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut ids = Vec::new();
+    for label in ["mw-a", "mw-b", "mw-c"] {
+        let made =
+            api.post("/compute/instances", json!({"region": "us-east", "type": "g6-nanode-1", "label": label})).await;
+        ids.push(made.ok()["id"].as_i64().unwrap());
+    }
+    let seed = ["instance", "maintenance", "schedule", &ids[0].to_string(), "--type", "reboot"];
+    let (ok, _, err) = s.admin(&[&seed[..], &["--when", "2099-01-01T04:00:00", "--reason", "seed"]].concat());
+    assert!(ok, "{err}");
+    // A past-due balance: one notification before the windows.
+    crate::billing_invoices::add_card(&api, "4111111111111111", true).await.ok();
+    let old = (chrono::Utc::now().naive_utc() - chrono::Duration::days(31)).format("%Y-%m-%dT%H:%M:%S").to_string();
+    db_exec(
+        &s,
+        &format!(
+            "INSERT INTO invoices (account_id, date, label, period_from, period_to, subtotal, tax, total) \
+             SELECT account_id, '{old}', 'Invoice', '{old}', '{old}', 1200, 0, 1200 FROM maintenance; \
+             UPDATE account_billing SET balance = 1200 WHERE account_id = (SELECT account_id FROM maintenance)"
+        ),
+    )
+    .await;
+    // 12,000 windows over the three instances: a quarter canceled (not listed), a quarter
+    // completed, half pending; two types; times shared by many windows (ties go by id).
+    let (a, b, c) = (ids[0], ids[1], ids[2]);
+    let cols = "account_id, instance_id, type, reason, status, when_ts, created";
+    let exprs = format!(
+        "t.account_id, CASE n.i % 3 WHEN 0 THEN {a} WHEN 1 THEN {b} ELSE {c} END, \
+         CASE WHEN n.i % 5 = 0 THEN 'live_migration' ELSE t.type END, 'window ' || CAST(n.i AS TEXT), \
+         CASE n.i % 4 WHEN 0 THEN 'completed' WHEN 1 THEN 'canceled' ELSE 'pending' END, \
+         substr(t.when_ts, 1, 14) || CAST(10 + n.i % 50 AS TEXT) || ':00', t.created"
+    );
+    db_exec(&s, &copies(&s, "maintenance", cols, &exprs, "SELECT * FROM maintenance", 12_000)).await;
+    for field in ["when", "status", "type"] {
+        fences_placed(&s, &format!("maintenance.{field}")).await;
+    }
+    let every = r#""+or": [{"status": "pending"}, {"status": "completed"}]"#;
+    pages_agree_with(&s, "/account/maintenance", 500, &format!("{{{every}}}")).await;
+    for field in ["when", "status", "type"] {
+        order_pages_agree(&s, "/account/maintenance", field, 500, every).await;
+    }
+    assert_eq!(api.get("/account/maintenance").await.ok()["results"], 9_001);
+
+    // The notifications: the past-due balance, then every pending window in the order of `when`
+    // (a page of them read where it starts), each page as long as asked.
+    let pending = r#"{"status": "pending"}"#;
+    let first = api.get("/account/notifications?page_size=500").await;
+    assert_eq!(first.ok()["results"], 6_002);
+    assert_eq!(first.body["data"][0]["type"], "payment_due");
+    let mut bodies = Vec::new();
+    for page in 1..=14 {
+        let notes = api.get(&format!("/account/notifications?page={page}&page_size=500")).await;
+        let data = notes.ok()["data"].as_array().unwrap().clone();
+        assert_eq!(
+            data.len(),
+            if page < 13 {
+                500
+            } else if page == 13 {
+                2
+            } else {
+                0
+            },
+            "page {page}"
+        );
+        bodies.extend(data.iter().filter(|n| n["type"] != "payment_due").map(|n| n["body"].to_string()));
+    }
+    let mut reasons = Vec::new();
+    for page in 1..=13 {
+        let windows = api.get_filtered(&format!("/account/maintenance?page={page}&page_size=500"), pending).await;
+        reasons.extend(windows.ok()["data"].as_array().unwrap().iter().map(|m| m["reason"].to_string()));
+    }
+    assert_eq!(bodies.len(), 6_001);
+    assert_eq!(bodies, reasons);
+
+    // A deleted instance's windows leave both lists and their counts.
+    api.delete(&format!("/compute/instances/{c}")).await.ok();
+    let left = api.get("/account/maintenance").await;
+    assert_eq!(left.ok()["results"], 6_001);
+    assert_eq!(api.get("/account/notifications").await.ok()["results"], 4_002);
+    pages_agree_with(&s, "/account/maintenance", 500, &format!("{{{every}}}")).await;
+    order_pages_agree(&s, "/account/maintenance", "when", 500, every).await;
 }
