@@ -380,9 +380,11 @@ impl App {
         &self,
         actor: &Actor,
         id: i64,
-    ) -> Result<Vec<nubis_model::nodebalancer::NodeBalancer>> {
+        filter: &nubis_model::filter::Filter,
+        page: nubis_model::page::PageRequest,
+    ) -> Result<nubis_model::page::Page<nubis_model::nodebalancer::NodeBalancer>> {
         self.lookup_for::<InstanceRow>(actor, Op::InstanceNodebalancersList, id).await?.into_inner();
-        self.nodebalancers_of_instance(actor, id).await
+        self.nodebalancers_of_instance(actor, id, filter, page).await
     }
 }
 

@@ -296,11 +296,25 @@ impl App {
 
     /// `GET /v4/compute/instances/{id}/nodebalancers`: the balancers (that the actor may read)
     /// with a node on one of the instance's private addresses.
-    pub(crate) async fn nodebalancers_of_instance(&self, actor: &Actor, instance_id: i64) -> Result<Vec<NodeBalancer>> {
-        let ids = self.store.nb_ids_of_instance(instance_id).await?;
-        let mine = self.store.nodebalancers_by_ids(actor.account_id(), &ids).await?;
-        let visible = self.visible(actor, GrantKind::Nodebalancer, mine, |b| b.id).await?;
-        self.nodebalancer_views(&visible).await
+    pub(crate) async fn nodebalancers_of_instance(
+        &self,
+        actor: &Actor,
+        instance_id: i64,
+        filter: &Filter,
+        page: PageRequest,
+    ) -> Result<Page<NodeBalancer>> {
+        let (rows, results) = self
+            .store
+            .nodebalancers_of_instance_page(
+                actor.account_id(),
+                Self::grant_user(actor),
+                instance_id,
+                filter,
+                page.page,
+                page.page_size,
+            )
+            .await?;
+        Ok(Page::new(self.nodebalancer_views(&rows).await?, page, results))
     }
 }
 

@@ -193,8 +193,8 @@ async fn render_detail(c: &Console, s: &Signed, id: i64, rename: Option<Form>) -
         Ok(p) => p.data.into_iter().map(|f| (f.id, f.label)).collect(),
         Err(_) => Vec::new(),
     };
-    let balancers = match app.instance_nodebalancers_list(a, id).await {
-        Ok(v) => v.into_iter().map(|b| (b.id, b.label)).collect(),
+    let balancers = match app.instance_nodebalancers_list(a, id, &Filter::default(), big()).await {
+        Ok(p) => p.data.into_iter().map(|b| (b.id, b.label)).collect(),
         Err(_) => Vec::new(),
     };
     let has_private = addresses.iter().any(|x| x.kind == "private IPv4");

@@ -18,7 +18,6 @@ use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiState, Auth, ListQuery};
-use crate::list::page_of;
 use crate::routes::empty;
 
 /// The filterable fields of an instance's balancers.
@@ -172,5 +171,6 @@ async fn instance_nodebalancers_list(
     ApiPath(id): ApiPath<i64>,
     q: ListQuery,
 ) -> ApiResult<Response> {
-    page_of(&app.instance_nodebalancers_list(&actor, id).await?, &q, INSTANCE_NODEBALANCER_FILTERABLE)
+    let filter = crate::list::filter_of(&q, INSTANCE_NODEBALANCER_FILTERABLE)?;
+    Ok(Json(app.instance_nodebalancers_list(&actor, id, &filter, q.page).await?).into_response())
 }

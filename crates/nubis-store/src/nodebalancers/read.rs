@@ -165,6 +165,33 @@ impl Store {
         Ok((rows.iter().map(balancer).collect::<Result<_>>()?, total))
     }
 
+    /// A page of the account's balancers that have a back end on one of the instance's private
+    /// addresses (those `grant_user` holds a grant on, when given), and how many there are:
+    /// driven by the instance's addresses, not by the account's balancers.
+    pub async fn nodebalancers_of_instance_page(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        instance_id: i64,
+        filter: &Filter,
+        page: u64,
+        page_size: u64,
+    ) -> Result<(Vec<BalancerRow>, u64)> {
+        let of_instance = (
+            " AND b.id IN (SELECT n.nodebalancer_id FROM ip_addresses a JOIN nodebalancer_nodes n ON n.v4 = a.v4 \
+              WHERE a.public = FALSE AND a.instance_id = ",
+            instance_id,
+            ")",
+        );
+        let v = Visibility {
+            scope_id: account_id,
+            grant: grant_user.map(|u| (u, "nodebalancer", "b.id")),
+            and: Some(of_instance),
+        };
+        let (rows, total) = self.fetch_page(&NB_LIST, &v, filter, page, page_size).await?;
+        Ok((rows.iter().map(balancer).collect::<Result<_>>()?, total))
+    }
+
     /// Bytes (in, out) of some balancers since `since_bucket`.
     pub async fn nb_transfer_of(
         &self,

@@ -428,6 +428,24 @@ async fn an_instance_that_is_a_back_end_lists_its_balancers_and_its_delete_remov
     let list = api.get(&format!("/compute/instances/{iid}/nodebalancers")).await.ok().clone();
     assert_eq!(list["results"], 1);
     assert_eq!(list["data"][0]["label"], "uses-instance");
+    // A balancer with two nodes on the instance is listed once; the list filters and orders.
+    let twice = new_balancer(&api, json!({"region": "us-east", "label": "twice"})).await;
+    let tc = id(&api.post(&format!("/nodebalancers/{}/configs", id(&twice)), json!({})).await.ok().clone());
+    for (label, port) in [("node-a", 80), ("node-b", 81)] {
+        let node = json!({"label": label, "address": format!("{p}:{port}")});
+        api.post(&format!("/nodebalancers/{}/configs/{tc}/nodes", id(&twice)), node).await.ok();
+    }
+    let path = format!("/compute/instances/{iid}/nodebalancers");
+    let both = api.get_filtered(&path, r#"{"+order_by": "label", "+order": "desc"}"#).await.ok().clone();
+    assert_eq!(both["results"], 2);
+    let labels: Vec<&str> = both["data"].as_array().unwrap().iter().map(|b| b["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["uses-instance", "twice"]);
+    let one = api.get_filtered(&path, r#"{"label": "twice"}"#).await.ok().clone();
+    assert_eq!((one["results"].as_i64(), one["data"][0]["id"].as_i64()), (Some(1), Some(id(&twice))));
+    let refused = api.get_filtered(&path, r#"{"client_conn_throttle": 0}"#).await;
+    refused.status_is(400);
+    assert_eq!(refused.body["errors"][0]["field"], "X-Filter");
+    api.delete(&format!("/nodebalancers/{}", id(&twice))).await.ok();
     // As the hosted API does, deleting the instance removes it and the nodes that point at it.
     api.delete(&format!("/compute/instances/{iid}")).await.ok();
     api.get(&format!("/compute/instances/{iid}")).await.status_is(404);
