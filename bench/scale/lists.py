@@ -59,6 +59,7 @@ def only(path):
     return not ONLY or any(path == o[:-1] if o.endswith("$") else o in path for o in ONLY)
 WARM = os.environ.get("WARM", "1s")  # an unmeasured run of each row first ("0": none)
 DRY = bool(os.environ.get("DRY"))  # fill and check every row, without wrk
+HOLD = int(os.environ.get("HOLD", "0"))  # seconds the large account's server stays up after (profiling)
 TOKEN = "bench-bootstrap-token-0123456789abcdef"
 ADDR = ("127.0.0.1", 18295)
 CONFIG = """[limits]
@@ -1141,6 +1142,9 @@ def main():
         t0 = time.time()
         results[size] = measure(list_operations(spec), params, f.rare)
         took["measure"] = time.time() - t0
+        if HOLD and size == "large":
+            log(f"  holding the large account's server on {ADDR[0]}:{ADDR[1]} (pid {s.p.pid}) for {HOLD} s")
+            time.sleep(HOLD)
         s.stop()
         timing[size] = took
         log(f"  {size}: " + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()))

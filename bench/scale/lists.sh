@@ -19,7 +19,8 @@
 # Usage: bench/scale/lists.sh
 # env: ENGINES ("sqlite postgres"), SMALL (100), LARGE (100000), CHILDREN (10000),
 #      EVENTS (1000000), INSTANCES (10000), D (2s), C (50), ONLY (path substrings, a,b),
-#      DRY (1: fill and check every row without wrk), NUBIS (a release binary: no build),
+#      DRY (1: fill and check every row without wrk), HOLD (seconds the large account's server
+#      stays up after its rows, for a profiler), NUBIS (a release binary: no build),
 #      SKIP_BUILD (1: use target/release/nubis as it is)
 # Runtime at the defaults: about 600 rows a size and engine, each measured once for D, plus the
 # fills (see "Phases of the large account" under each table).

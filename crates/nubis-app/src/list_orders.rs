@@ -20,11 +20,18 @@ impl App {
         Ok(due.len() as u64)
     }
 
-    /// Runs [`App::list_orders_place_due`] every `every` until aborted (`nubis serve`).
+    /// Runs [`App::list_orders_place_due`] every `every`, and refreshes the query planner's
+    /// statistics (`Store::refresh_statistics`) at start and every 6th round, until aborted
+    /// (`nubis serve`).
     pub fn spawn_list_order_keeper(&self, every: std::time::Duration) -> tokio::task::JoinHandle<()> {
         let app = self.clone();
         tokio::spawn(async move {
-            loop {
+            for round in 0u64.. {
+                if round % 6 == 0
+                    && let Err(e) = app.store.refresh_statistics().await
+                {
+                    tracing::warn!(error = %e, "refreshing the query planner's statistics failed");
+                }
                 if let Err(e) = app.list_orders_place_due().await {
                     tracing::warn!(error = %e, "placing the order fences of the lists failed");
                 }

@@ -19,6 +19,9 @@ use crate::{Backend, Store, Tx};
 pub const CHUNK: i64 = 2_048;
 /// A range with more rows than this is cut.
 pub const SPLIT_AT: i64 = 4 * CHUNK;
+/// Fences are numbered in the order of their keys (migration 42), this far apart when spread
+/// out: a range cut in pieces numbers them between its own number and the next fence's.
+pub const GAP: i64 = 1 << 32;
 
 /// Where a deep page in a field's order starts: after the key of its range (ascending) or before
 /// the key of the next range (descending), skipping `skip` rows.
@@ -50,7 +53,7 @@ impl FenceAt {
     /// skips from there. SQLite seeks by the field alone and would walk every row of a
     /// low-cardinality field's value before the key, so there the page's ids are found from the
     /// keys alone: the rows of the range's value from its id on, then the values past it (two
-    /// index ranges, each as long as the page reaches), and the page reads those ids by primary
+    /// index ranges, each as long as the page reaches, read in turn), and the page reads those ids by primary
     /// key, its order written `+field` so that the planner does not walk the scope in the
     /// field's order to find them.
     pub fn push_page(&self, sql: &mut Sql, rows: &Rows<'_>, expr: &str, id_col: &str, n: u64) {
@@ -95,7 +98,9 @@ impl FenceAt {
             }
             None => branch(sql, &|_| {}, &in_order, "a"),
         }
-        sql.push(&format!(") u ORDER BY nubis_k {dir}, nubis_i {dir} LIMIT ")).bind(Val::I64(n));
+        // Every row of the first range comes before every row of the second in the order, and
+        // SQLite reads a UNION ALL's members in turn: the keys need no sorting.
+        sql.push(") u LIMIT ").bind(Val::I64(n));
         sql.push(" OFFSET ").bind(Val::I64(self.skip)).push(")");
         sql.push(&format!(" ORDER BY +{expr} {dir}, {id_col} {dir} LIMIT ")).bind(Val::I64(n));
     }
@@ -121,6 +126,9 @@ pub struct FenceDue {
 impl Store {
     /// Where the row at `offset` of the list `kind` (a list kind and a field: `instances.label`)
     /// of `scope_id` is, in the field's order (descending when `desc`); `None` past the end.
+    ///
+    /// The ranges' counts are read in the order of their fence numbers, which is the keys'
+    /// (one index range, summed here), then the keys of the range found and of the next.
     pub(crate) async fn locate_ordered(
         &self,
         kind: &str,
@@ -128,32 +136,54 @@ impl Store {
         offset: u64,
         desc: bool,
     ) -> Result<Option<FenceAt>> {
-        // The ranges in order with the rows before each (`before`), the next range's key, and
-        // the position of the row in ascending order (`p`); the range that holds it.
-        let position = if desc { "x.total - 1 - x.off" } else { "x.off" };
-        let sql = format!(
-            "SELECT * FROM (SELECT x.*, {position} AS p FROM (\
-               SELECT g.n, f.k_int, f.k_text, f.k_id, \
-                 CAST(SUM(g.n) OVER w AS BIGINT) - g.n AS before, \
-                 LEAD(f.k_int) OVER w AS u_int, LEAD(f.k_text) OVER w AS u_text, LEAD(f.k_id) OVER w AS u_id, \
-                 CAST(SUM(g.n) OVER () AS BIGINT) AS total, CAST($3 AS BIGINT) AS off \
-               FROM (SELECT fence, CAST(SUM(n) AS BIGINT) AS n FROM order_fence_counts \
-                     WHERE kind = $1 AND scope_id = $2 GROUP BY fence) g \
-               LEFT JOIN order_fences f ON f.kind = $1 AND f.scope_id = $2 AND f.fence = g.fence \
-               WINDOW w AS (ORDER BY g.fence <> 0, f.k_int, f.k_text, f.k_id ROWS UNBOUNDED PRECEDING)\
-             ) x) y WHERE y.before <= y.p AND y.p < y.before + y.n"
-        );
+        let counts = query(
+            "SELECT fence, CAST(SUM(n) AS BIGINT) AS n FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 \
+             GROUP BY fence ORDER BY fence",
+        )
+        .bind(kind)
+        .bind(scope_id)
+        .fetch_all(self.r())
+        .await?
+        .iter()
+        .map(|r| Ok((r.i64("fence")?, r.i64("n")?.max(0))))
+        .collect::<Result<Vec<_>>>()?;
+        let total: i64 = counts.iter().map(|(_, n)| n).sum();
         let off = offset.min(i64::MAX as u64) as i64;
-        let Some(r) = query(sql).bind(kind).bind(scope_id).bind(off).fetch_optional(self.r()).await? else {
+        if off >= total {
+            return Ok(None);
+        }
+        // The position of the row in ascending order, and the range that holds it.
+        let p = if desc { total - 1 - off } else { off };
+        let mut before = 0i64;
+        let Some(&(fence, n)) = counts.iter().find(|(_, n)| {
+            let here = before + n > p;
+            if !here {
+                before += n;
+            }
+            here
+        }) else {
             return Ok(None);
         };
-        let (n, before, p) = (r.i64("n")?, r.i64("before")?, r.i64("p")?);
-        Ok(Some(FenceAt {
-            lower: key(&r, "k_int", "k_text", "k_id")?,
-            upper: key(&r, "u_int", "u_text", "u_id")?,
-            desc,
-            skip: if desc { before + n - 1 - p } else { p - before },
-        }))
+        let keys = query(
+            "SELECT fence, k_int, k_text, k_id FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence >= $3 \
+             ORDER BY fence LIMIT 2",
+        )
+        .bind(kind)
+        .bind(scope_id)
+        .bind(fence)
+        .fetch_all(self.r())
+        .await?;
+        let mut lower = None;
+        let mut upper = None;
+        for r in &keys {
+            let f = r.i64("fence")?;
+            if f == fence {
+                lower = key(r, "k_int", "k_text", "k_id")?;
+            } else if upper.is_none() {
+                upper = key(r, "k_int", "k_text", "k_id")?;
+            }
+        }
+        Ok(Some(FenceAt { lower, upper, desc, skip: if desc { before + n - 1 - p } else { p - before } }))
     }
 
     /// The ranges due to be cut or dropped. A range's count is spread over at most 8 shards
@@ -276,24 +306,31 @@ impl Tx<'_> {
         range(&mut cuts);
         cuts.push(") x WHERE x.r % ").bind(Val::I64(CHUNK)).push(" = 1 AND x.r > 1 ORDER BY x.r");
         let cuts = cuts.query().fetch_all(self.h()).await?;
-        let mut first = query("SELECT COALESCE(MAX(fence), 0) FROM order_fences WHERE kind = $1 AND scope_id = $2")
+        // The new fences are numbered between this range's number and the next one's, so that
+        // the numbers stay in the order of the keys; without room there, the scope's fences are
+        // spread out again first.
+        let mut fence = fence;
+        let mut step = self.fence_room(kind, scope, fence).await? / (cuts.len() as i64 + 1);
+        if step < 1 {
+            fence = self.fences_spread(kind, scope, fence).await?;
+            step = self.fence_room(kind, scope, fence).await? / (cuts.len() as i64 + 1);
+        }
+        query("DELETE FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
             .bind(kind)
             .bind(scope)
-            .fetch_i64(self.h())
-            .await?;
-        drop_counts("DELETE FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
+            .bind(fence)
             .execute(self.h())
             .await?;
         let mut starts = vec![(fence, 1i64)];
-        for c in &cuts {
-            first += 1;
+        for (j, c) in cuts.iter().enumerate() {
+            let number = fence + step * (j as i64 + 1);
             let mut insert =
                 Sql::new(&format!("INSERT INTO order_fences (kind, scope_id, fence, {kcol}, k_id) VALUES ("));
-            insert.bind(Val::Str(kind.to_string())).push(", ").bind(Val::I64(scope)).push(", ").bind(Val::I64(first));
+            insert.bind(Val::Str(kind.to_string())).push(", ").bind(Val::I64(scope)).push(", ").bind(Val::I64(number));
             let value = if int { Val::I64(c.i64("c")?) } else { Val::Str(c.str("c")?) };
             insert.push(", ").bind(value).push(", ").bind(Val::I64(c.i64("i")?)).push(")");
             insert.query().execute(self.h()).await?;
-            starts.push((first, c.i64("r")?));
+            starts.push((number, c.i64("r")?));
         }
         for (j, (f, start)) in starts.iter().enumerate() {
             let end = starts.get(j + 1).map_or(rows + 1, |(_, s)| *s);
@@ -306,6 +343,56 @@ impl Tx<'_> {
                 .await?;
         }
         Ok(())
+    }
+}
+
+impl Tx<'_> {
+    /// The numbers free after fence `fence`: up to the next fence's number, or [`GAP`] past the
+    /// last fence.
+    async fn fence_room(&mut self, kind: &str, scope: i64, fence: i64) -> Result<i64> {
+        let next =
+            query("SELECT MIN(fence) AS next FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence > $3")
+                .bind(kind)
+                .bind(scope)
+                .bind(fence)
+                .fetch_one(self.h())
+                .await?
+                .opt_i64("next")?;
+        Ok(next.unwrap_or(fence.saturating_add(GAP)) - fence)
+    }
+
+    /// Numbers the scope's fences `GAP` apart again, in their order (which is the keys'), and
+    /// returns the new number of fence `fence`.
+    async fn fences_spread(&mut self, kind: &str, scope: i64, fence: i64) -> Result<i64> {
+        let numbers = query("SELECT fence FROM order_fences WHERE kind = $1 AND scope_id = $2 ORDER BY fence")
+            .bind(kind)
+            .bind(scope)
+            .fetch_column_i64(self.h())
+            .await?;
+        for table in ["order_fences", "order_fence_counts"] {
+            query(format!("UPDATE {table} SET fence = -fence WHERE kind = $1 AND scope_id = $2 AND fence > 0"))
+                .bind(kind)
+                .bind(scope)
+                .execute(self.h())
+                .await?;
+        }
+        let mut moved = fence;
+        for (j, old) in numbers.iter().enumerate() {
+            let new = GAP * (j as i64 + 1);
+            if *old == fence {
+                moved = new;
+            }
+            for table in ["order_fences", "order_fence_counts"] {
+                query(format!("UPDATE {table} SET fence = $4 WHERE kind = $1 AND scope_id = $2 AND fence = $3"))
+                    .bind(kind)
+                    .bind(scope)
+                    .bind(-old)
+                    .bind(new)
+                    .execute(self.h())
+                    .await?;
+            }
+        }
+        Ok(moved)
     }
 }
 

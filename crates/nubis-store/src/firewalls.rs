@@ -476,13 +476,15 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<FirewallRow>, u64)> {
+        // A service's firewalls are found from its devices (an index range of them), not by
+        // checking each of the account's firewalls.
         let and = service.map(|(kind, id)| {
             let before = match kind {
                 DeviceType::Instance => {
-                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.instance_id = "
+                    " AND f.id IN (SELECT d.firewall_id FROM firewall_devices d WHERE d.instance_id = "
                 }
                 DeviceType::Nodebalancer => {
-                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.nodebalancer_id = "
+                    " AND f.id IN (SELECT d.firewall_id FROM firewall_devices d WHERE d.nodebalancer_id = "
                 }
             };
             (before, id, ")")

@@ -171,6 +171,21 @@ impl Store {
         }
     }
 
+    /// Refreshes the query planner's statistics of the tables whose size changed much since they
+    /// were last sampled (SQLite: `PRAGMA optimize`, each index sampled at most 1,000 rows, under
+    /// the write permit, outside any transaction). Without them SQLite cannot tell that an
+    /// account's 100,000 rows are many and a device's 3 firewalls few, and may walk the first to
+    /// find the second. PostgreSQL's autovacuum keeps its statistics by itself.
+    pub async fn refresh_statistics(&self) -> Result<()> {
+        if let Engine::Lite(l) = &self.inner.engine {
+            let _permit = l.permit().await?;
+            l.write(|c| {
+                c.execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;").map_err(db::lite::map_err)
+            })?;
+        }
+        Ok(())
+    }
+
     /// Closes every connection cleanly (checkpointing the SQLite WAL).
     pub async fn close(&self) {
         self.inner.closing.notify_waiters();

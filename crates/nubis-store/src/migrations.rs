@@ -55,6 +55,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(38, "more_list_positions", "0038_more_list_positions.sql"),
     migration!(39, "order_fences", "0039_order_fences.sql"),
     migration!(40, "maintenance_list", "0040_maintenance_list.sql"),
+    migration!(41, "pending_maintenance", "0041_pending_maintenance.sql"),
+    migration!(42, "fence_numbers", "0042_fence_numbers.sql"),
 ];
 
 impl Store {
@@ -90,5 +92,52 @@ impl Store {
         })
         .await
         .map_err(|e| Error::Internal(format!("migration failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+
+    /// Migration 42 numbers the fences placed before it in the order of their keys, and moves
+    /// each range's counts with its fence.
+    #[test]
+    fn fences_placed_before_42_are_numbered_in_key_order_with_their_counts() {
+        let sql = |v: i64| MIGRATIONS.iter().find(|m| m.0 == v).map(|m| m.2).unwrap();
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE order_fences (kind TEXT NOT NULL, scope_id BIGINT NOT NULL, fence BIGINT NOT NULL, \
+               k_int BIGINT, k_text TEXT, k_id BIGINT NOT NULL, PRIMARY KEY (kind, scope_id, fence)); \
+             CREATE TABLE order_fence_counts (kind TEXT NOT NULL, scope_id BIGINT NOT NULL, fence BIGINT NOT NULL, \
+               shard BIGINT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kind, scope_id, fence, shard)); \
+             INSERT INTO order_fences VALUES ('t.label', 1, 1, NULL, 'm', 5), ('t.label', 1, 2, NULL, 'c', 9), \
+               ('t.label', 1, 3, NULL, 'c', 7), ('t.label', 2, 4, NULL, 'a', 1), ('t.port', 1, 5, 80, NULL, 3); \
+             INSERT INTO order_fence_counts VALUES ('t.label', 1, 0, 0, 10), ('t.label', 1, 1, 0, 11), \
+               ('t.label', 1, 2, 0, 12), ('t.label', 1, 3, 0, 13), ('t.label', 2, 4, 0, 14), ('t.port', 1, 5, 0, 15);",
+        )
+        .unwrap();
+        c.execute_batch(sql(42)).unwrap();
+        let gap = 1i64 << 32;
+        let rows: Vec<(String, i64, i64, i64)> = c
+            .prepare(
+                "SELECT f.kind, f.scope_id, f.fence, c.n FROM order_fences f JOIN order_fence_counts c \
+                 ON c.kind = f.kind AND c.scope_id = f.scope_id AND c.fence = f.fence ORDER BY f.kind, f.scope_id, f.fence",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let want = [
+            ("t.label", 1, gap, 13),
+            ("t.label", 1, 2 * gap, 12),
+            ("t.label", 1, 3 * gap, 11),
+            ("t.label", 2, gap, 14),
+            ("t.port", 1, gap, 15),
+        ];
+        let want: Vec<(String, i64, i64, i64)> = want.iter().map(|(k, s, f, n)| (k.to_string(), *s, *f, *n)).collect();
+        assert_eq!(rows, want);
+        let below: i64 = c.query_row("SELECT n FROM order_fence_counts WHERE fence = 0", [], |r| r.get(0)).unwrap();
+        assert_eq!(below, 10, "the range below the first fence keeps its number and count");
     }
 }

@@ -9,13 +9,17 @@ use nubis_model::filter::{Filter, Order};
 use crate::Backend;
 use crate::fences::Rows;
 use crate::sql::{
-    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_scope, served,
-    unserved,
+    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_scope,
+    push_sorted_order, served, unserved,
 };
 
 /// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
 /// shallower ones skip their rows with `OFFSET`, which costs less there.
 pub(crate) const LOCATE_FROM: u64 = 256;
+
+/// A filtered page on SQLite whose filter matches at most this many rows reads them through the
+/// filter's index and sorts them, whatever order it asks for.
+const SORT_AT: i64 = 1_000;
 
 /// The levels of `row_blocks` (migration 36): a block of level `l` holds the ids whose
 /// `id >> (BLOCK_BITS * l)` is its number, so each block holds 64 blocks of the level below.
@@ -139,6 +143,19 @@ impl crate::Store {
             let kind = kept.unwrap_or_default();
             return Ok((Vec::new(), self.kept_count(v.scope_id, kind).await?.max(0) as u64));
         }
+        // SQLite plans a filtered page without knowing how many rows the filter matches (its
+        // statistics are averages per column): for a rare value of a field with few values it
+        // may walk the whole list in the order's index. Counting first (an index range of the
+        // matches) tells: up to SORT_AT matches are read through the filter's index and sorted.
+        let counted = match kept {
+            None if self.backend() == Backend::Sqlite
+                && (filter.cond.is_some() || v.and.is_some() || v.grant.is_some()) =>
+            {
+                Some(self.count_matching(l, v, filter).await?)
+            }
+            _ => None,
+        };
+        let sort = counted.is_some_and(|n| n <= SORT_AT);
         let mut sql = Sql::default();
         match folded {
             Some((kind, cols)) => {
@@ -153,10 +170,17 @@ impl crate::Store {
         }
         push_scope(&mut sql, l, v);
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
-        start.push_page(&mut sql, l.cols, filter, l.order, offset, page_size)?;
+        if sort {
+            push_sorted_order(&mut sql, l.cols, filter, l.order)?;
+            sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+            sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
+        } else {
+            start.push_page(&mut sql, l.cols, filter, l.order, offset, page_size)?;
+        }
         let rows = sql.query().fetch_all(self.r()).await?;
 
         let total = match kept {
+            _ if counted.is_some() => counted.unwrap_or_default(),
             // A page that is not full (and not past the end) tells the total by itself.
             _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
                 offset.min(i64::MAX as u64) as i64 + rows.len() as i64
@@ -164,14 +188,17 @@ impl crate::Store {
             _ if rows.is_empty() && offset == 0 => 0,
             Some(_) if folded.is_some() && !rows.is_empty() => crate::rows::RowExt::i64(&rows[0], KEPT_TOTAL)?,
             Some(kind) => self.kept_count(v.scope_id, kind).await?,
-            _ => {
-                let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
-                push_scope(&mut count, l, v);
-                push_filter(&mut count, self.backend(), l.cols, filter)?;
-                count.query().fetch_i64(self.r()).await?
-            }
+            _ => self.count_matching(l, v, filter).await?,
         };
         Ok((rows, total.max(0) as u64))
+    }
+
+    /// How many rows of the list the viewer sees match the filter.
+    async fn count_matching(&self, l: &Listing<'_>, v: &Visibility<'_>, filter: &Filter) -> Result<i64> {
+        let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
+        push_scope(&mut count, l, v);
+        push_filter(&mut count, self.backend(), l.cols, filter)?;
+        count.query().fetch_i64(self.r()).await
     }
 
     /// Where a page at `offset` (at least [`LOCATE_FROM`]) of the whole list `kind` of

@@ -94,6 +94,16 @@ pub(crate) fn push_filter(sql: &mut Sql, backend: Backend, cols: &[Column], filt
 
 /// Appends ` ORDER BY ...` for the filter's ordering, or `default` when it has none.
 pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str) -> Result<()> {
+    push_order_with(sql, cols, filter, default, "")
+}
+
+/// [`push_order`] with every term written `+term`, which SQLite reads as the same order but no
+/// index's: the page's rows are found through the filter's index and sorted.
+pub(crate) fn push_sorted_order(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str) -> Result<()> {
+    push_order_with(sql, cols, filter, default, "+")
+}
+
+fn push_order_with(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str, plus: &str) -> Result<()> {
     match &filter.order_by {
         Some(path) => {
             let col = column(cols, path)?;
@@ -108,13 +118,14 @@ pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, defaul
                 .map(|part| {
                     let part = part.trim();
                     let part = part.strip_suffix(" DESC").or_else(|| part.strip_suffix(" ASC")).unwrap_or(part);
-                    format!("{part} {dir}")
+                    format!("{plus}{part} {dir}")
                 })
                 .collect();
-            sql.push(&format!(" ORDER BY {} {dir}, {}", col.expr, ties.join(", ")));
+            sql.push(&format!(" ORDER BY {plus}{} {dir}, {}", col.expr, ties.join(", ")));
         }
         None => {
-            sql.push(&format!(" ORDER BY {default}"));
+            let terms: Vec<String> = default.split(',').map(|t| format!("{plus}{}", t.trim())).collect();
+            sql.push(&format!(" ORDER BY {}", terms.join(", ")));
         }
     }
     Ok(())

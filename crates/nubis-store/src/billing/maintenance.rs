@@ -3,7 +3,7 @@
 use nubis_model::filter::Filter;
 use nubis_model::{Result, Timestamp};
 
-use nubis_model::filter::{CmpOp, Cond, Order};
+use nubis_model::filter::Order;
 
 use crate::db::{Row, query};
 use crate::rows::RowExt;
@@ -57,6 +57,10 @@ const MAINT_LIST: Listing<'static> = Listing {
     indexed: &["status", "type", "when"],
 };
 
+/// The account's pending windows (one notification each), kept like the list (migration 41).
+const PENDING_LIST: Listing<'static> =
+    Listing { and: " AND m.status = 'pending'", kept_count: Some("maintenance_pending"), ..MAINT_LIST };
+
 impl Tx<'_> {
     pub async fn maintenance_insert(
         &mut self,
@@ -109,17 +113,31 @@ impl Store {
         offset: u64,
         size: u64,
     ) -> Result<(Vec<MaintenanceRow>, u64)> {
+        self.windows(&MAINT_LIST, account_id, restricted_user, filter, offset, size).await
+    }
+
+    /// A window of `list` in the order of `when` (then id) unless the filter orders it: the
+    /// order fences of `when` serve it like an order the filter asks for.
+    async fn windows(
+        &self,
+        list: &Listing<'_>,
+        account_id: i64,
+        restricted_user: Option<i64>,
+        filter: &Filter,
+        offset: u64,
+        size: u64,
+    ) -> Result<(Vec<MaintenanceRow>, u64)> {
         let v = Visibility {
             scope_id: account_id,
             grant: restricted_user.map(|u| (u, "instance", "m.instance_id")),
             and: None,
         };
-        let (rows, n) = if filter.order_by.is_none() {
-            // The list's order is `when`'s (then id), which the order fences serve as well.
-            let by_when = Filter { order_by: Some("when".into()), order: Order::Asc, ..filter.clone() };
-            self.fetch_window(&MAINT_LIST, &v, &by_when, offset, size).await?
-        } else {
-            self.fetch_window(&MAINT_LIST, &v, filter, offset, size).await?
+        let (rows, n) = match filter.order_by {
+            None => {
+                let by_when = Filter { order_by: Some("when".into()), order: Order::Asc, ..filter.clone() };
+                self.fetch_window(list, &v, &by_when, offset, size).await?
+            }
+            Some(_) => self.fetch_window(list, &v, filter, offset, size).await?,
         };
         Ok((rows.iter().map(maintenance).collect::<Result<_>>()?, n))
     }
@@ -133,10 +151,6 @@ impl Store {
         offset: u64,
         size: u64,
     ) -> Result<(Vec<MaintenanceRow>, u64)> {
-        let pending = Filter {
-            cond: Some(Cond::Field { path: "status".into(), op: CmpOp::Eq, value: serde_json::json!("pending") }),
-            ..Filter::default()
-        };
-        self.maintenance_window(account_id, restricted_user, &pending, offset, size).await
+        self.windows(&PENDING_LIST, account_id, restricted_user, &Filter::default(), offset, size).await
     }
 }

@@ -631,3 +631,57 @@ async fn deep_maintenance_pages_and_notifications_hold_the_rows_that_skipping_fi
     pages_agree_with(&s, "/account/maintenance", 500, &format!("{{{every}}}")).await;
     order_pages_agree(&s, "/account/maintenance", "when", 500, every).await;
 }
+
+/// The fences of `kind` whose numbers are not in the order of their keys.
+const FENCES_OUT_OF_ORDER: &str = "SELECT COUNT(*) FROM order_fences a JOIN order_fences b \
+     ON a.kind = b.kind AND a.scope_id = b.scope_id AND a.fence < b.fence \
+     WHERE a.kind = 'firewalls.label' AND (a.k_text > b.k_text OR (a.k_text = b.k_text AND a.k_id > b.k_id))";
+
+#[tokio::test]
+async fn fences_are_numbered_in_key_order_and_spread_out_when_a_cut_finds_no_room() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let made = api.post("/networking/firewalls", firewall_body("seed")).await;
+    let account = db_scalar(&s, &format!("SELECT account_id FROM firewalls WHERE id = {}", made.ok()["id"])).await;
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!(
+        "{account}, 'fw-' || CAST((n.i * 7919) % 10007 AS TEXT), t.status, t.rules, t.tags, t.created, t.updated"
+    );
+    let template = "SELECT * FROM firewalls WHERE label = 'seed'";
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, template, 10_000)).await;
+    fences_placed(&s, "firewalls.label").await;
+    assert_eq!(db_scalar(&s, FENCES_OUT_OF_ORDER).await, 0);
+
+    // Number the fences 1, 2, 3... in their order: no room is left between two of them.
+    db_exec(
+        &s,
+        "CREATE TABLE renumbered AS SELECT fence AS old, ROW_NUMBER() OVER (ORDER BY fence) AS new \
+         FROM order_fences WHERE kind = 'firewalls.label'; \
+         UPDATE order_fence_counts SET fence = (SELECT r.new FROM renumbered r WHERE r.old = order_fence_counts.fence) \
+         WHERE kind = 'firewalls.label' AND fence > 0; \
+         UPDATE order_fences SET fence = (SELECT r.new FROM renumbered r WHERE r.old = order_fences.fence) \
+         WHERE kind = 'firewalls.label'; \
+         DROP TABLE renumbered",
+    )
+    .await;
+    let fences = db_scalar(&s, "SELECT COUNT(*) FROM order_fences WHERE kind = 'firewalls.label'").await;
+    assert_eq!(db_scalar(&s, "SELECT MAX(fence) FROM order_fences WHERE kind = 'firewalls.label'").await, fences);
+    let every = r#""id": {"+gte": 0}"#;
+    order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
+
+    // 9,000 more rows right after the second fence's key: that range is cut, with no number
+    // free between its fence and the next, so the fences are spread out first.
+    let key = "(SELECT k_text FROM order_fences WHERE kind = 'firewalls.label' AND fence = 2)";
+    let exprs =
+        format!("{account}, {key} || '-' || CAST(n.i AS TEXT), t.status, t.rules, t.tags, t.created, t.updated");
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, template, 9_000)).await;
+    eventually(30, "the grown range cut", || async {
+        let now = db_scalar(&s, "SELECT COUNT(*) FROM order_fences WHERE kind = 'firewalls.label'").await;
+        (now > fences).then_some(())
+    })
+    .await;
+    assert_eq!(db_scalar(&s, FENCES_OUT_OF_ORDER).await, 0);
+    let lowest = db_scalar(&s, "SELECT MIN(fence) FROM order_fences WHERE kind = 'firewalls.label'").await;
+    assert!(lowest >= 1 << 32, "the fences were spread out: the lowest is {lowest}");
+    order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
+}
