@@ -442,6 +442,29 @@ const FIREWALL_LIST: Listing<'static> = Listing {
     indexed: &["tags", "label", "created", "updated"],
 };
 
+/// The firewalls of one instance (`d.instance_id`), read from its devices in firewall order
+/// (migration 44 keeps their count and blocks of firewall ids); filters take the account's list.
+const INSTANCE_FIREWALL_LIST: Listing<'static> = Listing {
+    select: "SELECT f.id, f.account_id, f.label, f.status, f.rules, f.rules_version, f.tags, f.created, f.updated \
+             FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id",
+    from: "FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id",
+    scope: "d.instance_id",
+    and: "",
+    cols: &[
+        Column { path: "id", expr: "d.firewall_id", kind: ColKind::Int },
+        Column { path: "label", expr: "f.label", kind: ColKind::Text },
+        Column { path: "created", expr: "f.created", kind: ColKind::Text },
+        Column { path: "updated", expr: "f.updated", kind: ColKind::Text },
+    ],
+    order: "d.firewall_id",
+    kept_count: Some("instance_firewalls"),
+    indexed: &[],
+};
+
+/// [`INSTANCE_FIREWALL_LIST`] of a balancer.
+const BALANCER_FIREWALL_LIST: Listing<'static> =
+    Listing { scope: "d.nodebalancer_id", kept_count: Some("nodebalancer_firewalls"), ..INSTANCE_FIREWALL_LIST };
+
 const DEVICE_LIST: Listing<'static> = Listing {
     select: DEVICE_SELECT,
     from: "FROM firewall_devices d",
@@ -476,15 +499,27 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<FirewallRow>, u64)> {
-        // A service's firewalls are found from its devices (an index range of them), not by
-        // checking each of the account's firewalls.
+        // A service's whole list is read from its devices; filtered, from the account's
+        // firewalls that match, each checked for a device of the service.
+        if let Some((kind, id)) = service
+            && grant_user.is_none()
+            && filter.cond.is_none()
+        {
+            let list = match kind {
+                DeviceType::Instance => &INSTANCE_FIREWALL_LIST,
+                DeviceType::Nodebalancer => &BALANCER_FIREWALL_LIST,
+            };
+            let v = Visibility { scope_id: id, grant: None, and: None };
+            let (rows, total) = self.fetch_page(list, &v, filter, page, page_size).await?;
+            return Ok((rows.iter().map(firewall).collect::<Result<_>>()?, total));
+        }
         let and = service.map(|(kind, id)| {
             let before = match kind {
                 DeviceType::Instance => {
-                    " AND f.id IN (SELECT d.firewall_id FROM firewall_devices d WHERE d.instance_id = "
+                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.instance_id = "
                 }
                 DeviceType::Nodebalancer => {
-                    " AND f.id IN (SELECT d.firewall_id FROM firewall_devices d WHERE d.nodebalancer_id = "
+                    " AND EXISTS (SELECT 1 FROM firewall_devices d WHERE d.firewall_id = f.id AND d.nodebalancer_id = "
                 }
             };
             (before, id, ")")

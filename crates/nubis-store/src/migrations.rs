@@ -57,6 +57,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(40, "maintenance_list", "0040_maintenance_list.sql"),
     migration!(41, "pending_maintenance", "0041_pending_maintenance.sql"),
     migration!(42, "fence_numbers", "0042_fence_numbers.sql"),
+    migration!(43, "vpc_ipv6_list", "0043_vpc_ipv6_list.sql"),
+    migration!(44, "service_firewalls", "0044_service_firewalls.sql"),
 ];
 
 impl Store {

@@ -512,8 +512,11 @@ impl Store {
 }
 
 /// [`VPC_IP_LIST`] of the interfaces with IPv6.
-const VPC_IPV6_LIST: Listing<'static> =
-    Listing { and: " AND f.purpose = 'vpc' AND f.vpc_ipv6_range IS NOT NULL", kept_count: None, ..VPC_IP_LIST };
+const VPC_IPV6_LIST: Listing<'static> = Listing {
+    and: " AND f.purpose = 'vpc' AND f.vpc_ipv6_range IS NOT NULL",
+    kept_count: Some("vpc_ipv6_interfaces"),
+    ..VPC_IP_LIST
+};
 
 const SUBNET_LIST: Listing<'static> = Listing {
     select: "SELECT s.id, s.vpc_id, s.account_id, s.label, s.ipv4, s.first_v4, s.last_v4, s.ipv6_range, \

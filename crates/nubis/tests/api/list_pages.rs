@@ -19,11 +19,18 @@ fn ids(page: &Value) -> Vec<i64> {
 
 /// What tells the records of a page apart: their ids, or what stands for one in lists without
 /// (a transfer's token, a history entry's id or version, an address, a maintenance window's
-/// reason, unique in the tests that compare them).
+/// reason, unique in the tests that compare them, a VPC interface's id).
 fn keys(page: &Value) -> Vec<String> {
     let key = |v: &Value| {
-        let found =
-            [&v["id"], &v["token"], &v["interface_history_id"], &v["rules"]["version"], &v["address"], &v["reason"]];
+        let found = [
+            &v["id"],
+            &v["token"],
+            &v["interface_history_id"],
+            &v["rules"]["version"],
+            &v["address"],
+            &v["reason"],
+            &v["interface_id"],
+        ];
         found.into_iter().find(|k| !k.is_null()).unwrap_or(&Value::Null).to_string()
     };
     page["data"].as_array().unwrap().iter().map(key).collect()
@@ -684,4 +691,75 @@ async fn fences_are_numbered_in_key_order_and_spread_out_when_a_cut_finds_no_roo
     let lowest = db_scalar(&s, "SELECT MIN(fence) FROM order_fences WHERE kind = 'firewalls.label'").await;
     assert!(lowest >= 1 << 32, "the fences were spread out: the lowest is {lowest}");
     order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
+}
+
+#[tokio::test]
+async fn deep_pages_of_the_vpc_ipv6_list_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let subnets = json!([{"label": "six", "ipv4": "10.0.0.0/24", "ipv6": [{}]}]);
+    let v = api.post("/vpcs", json!({"label": "deep", "region": "us-east", "ipv6": [{}], "subnets": subnets})).await;
+    let (vpc, six) = (v.ok()["id"].as_i64().unwrap(), v.body["subnets"][0]["id"].as_i64().unwrap());
+    let iface = json!({"purpose": "vpc", "subnet_id": six, "ipv6": {"is_public": false}});
+    let body =
+        json!({"region": "us-east", "type": "g6-nanode-1", "label": "vm-deep", "booted": false, "interfaces": [iface]});
+    api.post("/compute/instances", body).await.ok();
+    // 1,500 copies of its interface, one in five without IPv6 (not in the list).
+    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
+                vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
+                config_id, default_ipv4, default_ipv6, version, updated";
+    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
+                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
+                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
+                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
+                 t.version, t.updated";
+    let template = "SELECT * FROM instance_interfaces WHERE vpc_ipv6_range IS NOT NULL";
+    db_exec(&s, &copies(&s, "instance_interfaces", cols, exprs, template, 1_500)).await;
+    assert_eq!(api.get("/vpcs/ipv6s").await.ok()["results"], 1_201);
+    let every = format!(r#"{{"vpc_id": {vpc}}}"#);
+    pages_agree_with(&s, "/vpcs/ipv6s", 100, &every).await;
+    // The count follows interfaces that lose their IPv6 and interfaces that go.
+    db_exec(&s, "UPDATE instance_interfaces SET vpc_ipv6_range = NULL WHERE position % 7 = 3").await;
+    db_exec(&s, "DELETE FROM instance_interfaces WHERE position % 11 = 4").await;
+    let left = db_scalar(&s, "SELECT COUNT(*) FROM instance_interfaces WHERE vpc_ipv6_range IS NOT NULL").await;
+    assert_eq!(api.get("/vpcs/ipv6s").await.ok()["results"], left);
+    pages_agree_with(&s, "/vpcs/ipv6s", 100, &every).await;
+}
+
+#[tokio::test]
+async fn deep_pages_of_an_instances_firewalls_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let body = json!({"region": "us-east", "type": "g6-nanode-1", "label": "fw-host", "booted": false});
+    let iid = api.post("/compute/instances", body).await.ok()["id"].as_i64().unwrap();
+    let mut seed = firewall_body("seed");
+    seed["devices"] = json!({"instances": [iid]});
+    api.post("/networking/firewalls", seed).await.ok();
+    let account = db_scalar(&s, "SELECT account_id FROM firewalls WHERE label = 'seed'").await;
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!(
+        "{account}, 'fw-' || CAST((n.i * 7919) % 10007 AS TEXT), t.status, t.rules, t.tags, t.created, t.updated"
+    );
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, "SELECT * FROM firewalls WHERE label = 'seed'", 1_500)).await;
+    // Four in five of them on the instance, disabled (one firewall of a service is active).
+    db_exec(
+        &s,
+        &format!(
+            "INSERT INTO firewall_devices (firewall_id, account_id, instance_id, active, created, updated) \
+             SELECT f.id, f.account_id, {iid}, (SELECT NOT d.active FROM firewall_devices d), f.created, f.updated \
+             FROM firewalls f WHERE f.label LIKE 'fw-%' AND f.id % 5 <> 0"
+        ),
+    )
+    .await;
+    let path = format!("/compute/instances/{iid}/firewalls");
+    assert_eq!(api.get(&path).await.ok()["results"], 1_201);
+    let every = r#"{"id": {"+gte": 0}}"#;
+    pages_agree_with(&s, &path, 100, every).await;
+    order_pages_agree(&s, &path, "id", 100, r#""label": {"+gte": ""}"#).await;
+    order_pages_agree(&s, &path, "label", 100, r#""id": {"+gte": 0}"#).await;
+    // The count follows devices that go.
+    db_exec(&s, "DELETE FROM firewall_devices WHERE firewall_id % 7 = 3 AND active = (SELECT NOT d.active FROM firewall_devices d WHERE d.firewall_id = (SELECT id FROM firewalls WHERE label = 'seed'))").await;
+    let left = db_scalar(&s, &format!("SELECT COUNT(*) FROM firewall_devices WHERE instance_id = {iid}")).await;
+    assert_eq!(api.get(&path).await.ok()["results"], left);
+    pages_agree_with(&s, &path, 100, every).await;
 }
