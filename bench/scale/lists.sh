@@ -61,7 +61,7 @@ done
   echo "Produced by \`bench/scale/lists.sh\` (ENGINES=\"$ENGINES\" SMALL=$SMALL LARGE=$LARGE CHILDREN=$CHILDREN" \
        "EVENTS=$EVENTS INSTANCES=$INSTANCES D=$D C=$C${ONLY:+ ONLY=$ONLY}) on $(date -u '+%Y-%m-%d %H:%M UTC')," \
        "$(nproc) cores, $("$NUBIS" --version) (checkout at $(git rev-parse --short HEAD)), in $(( ($(date +%s) - START) / 60 )) minutes." \
-       "Each row: wrk -t1 -c$C -d$D --latency on 127.0.0.1 with a random page of 100 (uniform over the list's pages," \
+       "Each row: wrk -t1 -c$C -d$D --latency on 127.0.0.1 with a random page of 100 (uniform over the list's pages that hold 100 rows," \
        "\`X-Filter\` from -H for filters and orders); small: every list at $SMALL records."
   echo
   for engine in $ENGINES; do cat "$OUT/$engine.md"; echo; done
