@@ -370,20 +370,6 @@ CREATE TRIGGER instances_maintenance_upd AFTER UPDATE ON instances REFERENCING N
 """
 
 
-def migration_40(engine):
-    mod = _module()
-    lists = [MAINTENANCE]
-    if engine == "sqlite":
-        return HEAD_40 + CLEANUP_40_SQLITE + mod.sqlite(lists, INDEXES_40, head="") + sqlite(FENCES_40, head="")
-    out = [HEAD_40 + CLEANUP_40_POSTGRES]
-    out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols});" for name, table, cols in INDEXES_40)
-    out.extend(kinds(FENCES_40))
-    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
-    out.extend(pg_fences(FENCES_40))
-    out.append("")
-    out.extend(mod.fill(lists, ""))
-    out.extend(fill(FENCES_40))
-    return "\n".join(out) + "\n"
 
 
 # Added by 0041: the pending windows (the notifications' list) kept the same way.
@@ -395,19 +381,6 @@ HEAD_41 = """-- The pending maintenance windows, one notification each: their ke
 """
 
 
-def migration_41(engine):
-    mod = _module()
-    lists = [PENDING]
-    if engine == "sqlite":
-        return HEAD_41 + mod.sqlite(lists, [], head="") + sqlite(FENCES_41, head="")
-    out = [HEAD_41]
-    out.extend(kinds(FENCES_41))
-    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
-    out.extend(pg_fences(FENCES_41))
-    out.append("")
-    out.extend(mod.fill(lists, ""))
-    out.extend(fill(FENCES_41))
-    return "\n".join(out) + "\n"
 
 
 # Added by 0043: the IPv6 ranges of VPC interfaces (`/v4/vpcs/ipv6s`), counted and blocked like
@@ -420,16 +393,6 @@ HEAD_43 = """-- The IPv6 ranges of VPC interfaces (/v4/vpcs/ipv6s): their kept c
 """
 
 
-def migration_43(engine):
-    mod = _module()
-    lists = [VPC_IPV6]
-    if engine == "sqlite":
-        return HEAD_43 + mod.sqlite(lists, [], head="")
-    out = [HEAD_43]
-    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
-    out.append("")
-    out.extend(mod.fill(lists, ""))
-    return "\n".join(out) + "\n"
 
 
 # Added by 0044: the firewalls of an instance and of a balancer, read from the devices in the
@@ -448,15 +411,24 @@ HEAD_44 = """-- The firewalls of an instance and of a balancer: kept counts and 
 """
 
 
-def migration_44(engine):
+
+
+def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", "")):
+    """A migration that puts more lists on the mechanism: the lists' kept counts and blocks
+    (entries as in scripts/gen-list-positions.py), their fences, indexes, and SQL that runs
+    first (`cleanup`, per engine)."""
     mod = _module()
     if engine == "sqlite":
-        return HEAD_44 + mod.sqlite(SERVICE_FIREWALLS, INDEXES_44, head="")
-    out = [HEAD_44]
-    out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols});" for name, table, cols in INDEXES_44)
-    out.extend(pg_list_rows([mod.norm(e) for e in SERVICE_FIREWALLS]))
+        out = head + cleanup[0] + mod.sqlite(lists, list(indexes), head="")
+        return out + (sqlite(list(fences), head="") if fences else "")
+    out = [head + cleanup[1]]
+    out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols});" for name, table, cols in indexes)
+    out.extend(kinds(fences))
+    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
+    out.extend(pg_fences(fences))
     out.append("")
-    out.extend(mod.fill(SERVICE_FIREWALLS, ""))
+    out.extend(mod.fill(lists, ""))
+    out.extend(fill(fences))
     return "\n".join(out) + "\n"
 
 
@@ -464,7 +436,11 @@ base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 open(f"{base}/sqlite/0039_order_fences.sql", "w").write(sqlite())
 open(f"{base}/postgres/0039_order_fences.sql", "w").write(postgres())
 for engine in ("sqlite", "postgres"):
-    open(f"{base}/{engine}/0040_maintenance_list.sql", "w").write(migration_40(engine))
-    open(f"{base}/{engine}/0041_pending_maintenance.sql", "w").write(migration_41(engine))
-    open(f"{base}/{engine}/0043_vpc_ipv6_list.sql", "w").write(migration_43(engine))
-    open(f"{base}/{engine}/0044_service_firewalls.sql", "w").write(migration_44(engine))
+    later = {
+        "0040_maintenance_list": (HEAD_40, [MAINTENANCE], FENCES_40, INDEXES_40, (CLEANUP_40_SQLITE, CLEANUP_40_POSTGRES)),
+        "0041_pending_maintenance": (HEAD_41, [PENDING], FENCES_41, (), ("", "")),
+        "0043_vpc_ipv6_list": (HEAD_43, [VPC_IPV6], (), (), ("", "")),
+        "0044_service_firewalls": (HEAD_44, SERVICE_FIREWALLS, (), INDEXES_44, ("", "")),
+    }
+    for name, (head, lists, fences, indexes, cleanup) in later.items():
+        open(f"{base}/{engine}/{name}.sql", "w").write(later_migration(engine, head, lists, fences, indexes, cleanup))

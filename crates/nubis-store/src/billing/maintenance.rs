@@ -100,19 +100,7 @@ impl Store {
         p: u64,
         size: u64,
     ) -> Result<(Vec<MaintenanceRow>, u64)> {
-        self.maintenance_window(account_id, restricted_user, filter, p.saturating_sub(1).saturating_mul(size), size)
-            .await
-    }
-
-    /// `size` of the windows `maintenance_page` lists, from `offset` on, and how many there are.
-    pub async fn maintenance_window(
-        &self,
-        account_id: i64,
-        restricted_user: Option<i64>,
-        filter: &Filter,
-        offset: u64,
-        size: u64,
-    ) -> Result<(Vec<MaintenanceRow>, u64)> {
+        let offset = p.saturating_sub(1).saturating_mul(size);
         self.windows(&MAINT_LIST, account_id, restricted_user, filter, offset, size).await
     }
 
