@@ -12,7 +12,7 @@ use nubis_model::Result;
 
 use crate::db::{Row, query};
 use crate::rows::RowExt;
-use crate::sql::{Sql, Val};
+use crate::sql::{Sql, Val, push_window};
 use crate::{Backend, Store, Tx};
 
 /// The rows of a range once it is cut.
@@ -62,24 +62,20 @@ impl FenceAt {
         let (dir, id_op, past_op, bound) =
             if self.desc { ("DESC", "<", "<", &self.upper) } else { ("ASC", ">=", ">", &self.lower) };
         let branch = |sql: &mut Sql, cond: &dyn Fn(&mut Sql), order: &str, alias: &str| {
-            sql.push(&format!(
-                "SELECT * FROM (SELECT {expr} AS nubis_k, {id_col} AS nubis_i {} WHERE {} = ",
-                rows.from, rows.scope
-            ))
-            .bind(Val::I64(rows.scope_id));
+            sql.push(&format!("SELECT * FROM (SELECT {id_col} AS nubis_i {} WHERE {} = ", rows.from, rows.scope))
+                .bind(Val::I64(rows.scope_id));
             sql.push(rows.and);
             cond(sql);
             sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(m)).push(&format!(") {alias}"));
         };
         let in_order = format!("{expr} {dir}, {id_col} {dir}");
         if rows.backend == Backend::Postgres {
-            let op = if self.desc { "<" } else { ">=" };
             if let Some((value, id)) = bound {
-                sql.push(&format!(" AND ({expr}, {id_col}) {op} (")).bind(value.clone());
+                sql.push(&format!(" AND ({expr}, {id_col}) {id_op} (")).bind(value.clone());
                 sql.push(", ").bind(Val::I64(*id)).push(")");
             }
-            sql.push(&format!(" ORDER BY {in_order} LIMIT ")).bind(Val::I64(n));
-            sql.push(" OFFSET ").bind(Val::I64(self.skip));
+            sql.push(&format!(" ORDER BY {in_order}"));
+            push_window(sql, self.skip.max(0) as u64, n as u64);
             return;
         }
         sql.push(&format!(" AND {id_col} IN (SELECT nubis_i FROM ("));
@@ -100,8 +96,9 @@ impl FenceAt {
         }
         // Every row of the first range comes before every row of the second in the order, and
         // SQLite reads a UNION ALL's members in turn: the keys need no sorting.
-        sql.push(") u LIMIT ").bind(Val::I64(n));
-        sql.push(" OFFSET ").bind(Val::I64(self.skip)).push(")");
+        sql.push(") u");
+        push_window(sql, self.skip.max(0) as u64, n as u64);
+        sql.push(")");
         sql.push(&format!(" ORDER BY +{expr} {dir}, {id_col} {dir} LIMIT ")).bind(Val::I64(n));
     }
 }
@@ -344,9 +341,7 @@ impl Tx<'_> {
         }
         Ok(())
     }
-}
 
-impl Tx<'_> {
     /// The numbers free after fence `fence`: up to the next fence's number, or [`GAP`] past the
     /// last fence.
     async fn fence_room(&mut self, kind: &str, scope: i64, fence: i64) -> Result<i64> {

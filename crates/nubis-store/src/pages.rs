@@ -10,7 +10,7 @@ use crate::Backend;
 use crate::fences::Rows;
 use crate::sql::{
     Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_scope,
-    push_sorted_order, served, unserved,
+    push_sorted_order, push_window, served, unserved,
 };
 
 /// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
@@ -47,8 +47,7 @@ impl Located {
 
     /// Appends ` LIMIT n OFFSET skip`.
     pub fn push_window(&self, sql: &mut Sql, page_size: u64) {
-        sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-        sql.push(" OFFSET ").bind(Val::I64(self.skip));
+        push_window(sql, self.skip.max(0) as u64, page_size);
     }
 }
 
@@ -86,8 +85,7 @@ impl DeepStart<'_> {
             DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr, id_col, page_size),
             DeepStart::Skip | DeepStart::Past => {
                 push_order(sql, cols, filter, order)?;
-                sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-                sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
+                push_window(sql, offset, page_size);
             }
         }
         Ok(())
@@ -172,8 +170,7 @@ impl crate::Store {
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
         if sort {
             push_sorted_order(&mut sql, l.cols, filter, l.order)?;
-            sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-            sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
+            push_window(&mut sql, offset, page_size);
         } else {
             start.push_page(&mut sql, l.cols, filter, l.order, offset, page_size)?;
         }

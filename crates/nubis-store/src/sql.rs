@@ -336,8 +336,13 @@ pub(crate) fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
 
 /// Appends ` LIMIT n OFFSET m` for a page (1-based).
 pub(crate) fn push_page(sql: &mut Sql, page: u64, page_size: u64) {
-    sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
-    sql.push(" OFFSET ").bind(Val::I64(page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64) as i64));
+    push_window(sql, page.saturating_sub(1).saturating_mul(page_size), page_size);
+}
+
+/// Appends ` LIMIT n OFFSET offset`: `n` rows from `offset` on.
+pub(crate) fn push_window(sql: &mut Sql, offset: u64, n: u64) {
+    sql.push(" LIMIT ").bind(Val::I64(n.min(i64::MAX as u64) as i64));
+    sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
 }
 
 /// Appends `($1, $2, ...)` binding `ids`; an empty slice gives `(NULL)`, which matches nothing.
