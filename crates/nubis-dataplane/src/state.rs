@@ -180,9 +180,11 @@ impl ListenerShared {
         self.state.store(Arc::new(next));
     }
 
-    /// Sets a node's status; on a change, reports it and rebuilds the view.
+    /// Sets a node's status; on a change, rebuilds the view and then reports it, so a status the
+    /// API has been told is already the one new sessions are routed by.
     pub(crate) fn set_status(&self, node: &NodeRt, status: NodeStatus) {
         if node.shared.set_status(status) {
+            self.refresh_view();
             tracing::info!(
                 balancer = self.balancer_id,
                 config = self.config_id,
@@ -204,7 +206,6 @@ impl ListenerShared {
                     let _ = tx.send(o).await;
                 });
             }
-            self.refresh_view();
         }
     }
 
