@@ -44,59 +44,31 @@ pub struct SubnetRow {
 const VPC_COLS: &str = "id, account_id, label, description, region, ipv6_range, created, updated";
 const SUBNET_COLS: &str = "id, vpc_id, account_id, label, ipv4, first_v4, last_v4, ipv6_range, created, updated";
 
-/// The column names the VPC and subnet rows are read from; a query that reads both at once
-/// (with the interfaces on the subnets) aliases them with a prefix.
-const VPC_NAMES: [&str; 8] = ["id", "account_id", "label", "description", "region", "ipv6_range", "created", "updated"];
-const VPC_PREFIXED: [&str; 8] =
-    ["v_id", "v_account_id", "v_label", "v_description", "v_region", "v_ipv6_range", "v_created", "v_updated"];
-const SUBNET_NAMES: [&str; 10] =
-    ["id", "vpc_id", "account_id", "label", "ipv4", "first_v4", "last_v4", "ipv6_range", "created", "updated"];
-const SUBNET_PREFIXED: [&str; 10] = [
-    "s_id",
-    "s_vpc_id",
-    "s_account_id",
-    "s_label",
-    "s_ipv4",
-    "s_first_v4",
-    "s_last_v4",
-    "s_ipv6_range",
-    "s_created",
-    "s_updated",
-];
-
 fn vpc(r: &Row) -> Result<VpcRow> {
-    vpc_named(r, &VPC_NAMES)
-}
-
-fn vpc_named(r: &Row, n: &[&str; 8]) -> Result<VpcRow> {
     Ok(VpcRow {
-        id: r.i64(n[0])?,
-        account_id: r.i64(n[1])?,
-        label: r.str(n[2])?,
-        description: r.str(n[3])?,
-        region: r.str(n[4])?,
-        ipv6_range: r.opt_str(n[5])?,
-        created: r.ts(n[6])?,
-        updated: r.ts(n[7])?,
+        id: r.i64("id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        description: r.str("description")?,
+        region: r.str("region")?,
+        ipv6_range: r.opt_str("ipv6_range")?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
     })
 }
 
 fn subnet(r: &Row) -> Result<SubnetRow> {
-    subnet_named(r, &SUBNET_NAMES)
-}
-
-fn subnet_named(r: &Row, n: &[&str; 10]) -> Result<SubnetRow> {
     Ok(SubnetRow {
-        id: r.i64(n[0])?,
-        vpc_id: r.i64(n[1])?,
-        account_id: r.i64(n[2])?,
-        label: r.str(n[3])?,
-        ipv4: r.str(n[4])?,
-        first_v4: r.i64(n[5])? as u32,
-        last_v4: r.i64(n[6])? as u32,
-        ipv6_range: r.opt_str(n[7])?,
-        created: r.ts(n[8])?,
-        updated: r.ts(n[9])?,
+        id: r.i64("id")?,
+        vpc_id: r.i64("vpc_id")?,
+        account_id: r.i64("account_id")?,
+        label: r.str("label")?,
+        ipv4: r.str("ipv4")?,
+        first_v4: r.i64("first_v4")? as u32,
+        last_v4: r.i64("last_v4")? as u32,
+        ipv6_range: r.opt_str("ipv6_range")?,
+        created: r.ts("created")?,
+        updated: r.ts("updated")?,
     })
 }
 
@@ -308,40 +280,10 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     indexed: &["vpc_id", "subnet_id", "instance_id"],
 };
 
-/// A VPC with its subnets (in id order) and the VPC interfaces on them.
-/// The columns of a subnet (prefixed `s_`) and of a VPC interface on it with whether its
-/// instance is powered, and the joins that read them from `vpc_subnets s`.
-macro_rules! subnet_parts {
-    (columns) => {
-        "s.id AS s_id, s.vpc_id AS s_vpc_id, s.account_id AS s_account_id, s.label AS s_label, s.ipv4 AS s_ipv4, \
-         s.first_v4 AS s_first_v4, s.last_v4 AS s_last_v4, s.ipv6_range AS s_ipv6_range, s.created AS s_created, \
-         s.updated AS s_updated, \
-         f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, f.is_primary, f.label, \
-         f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, f.version, \
-         f.created, f.updated, f.vpc_ipv6_range, f.vpc_ipv6_address, f.vpc_ipv6_ranges, f.vpc_ipv6_public, \
-         CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
-         AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active"
-    };
-    (joins) => {
-        " LEFT JOIN instance_interfaces f ON f.subnet_id = s.id AND f.purpose = 'vpc' \
-         LEFT JOIN instances i ON i.id = f.instance_id"
-    };
-}
-
-/// One VPC, each subnet and each VPC interface on it.
-const VPC_PARTS: &str = concat!(
-    "SELECT v.id AS v_id, v.account_id AS v_account_id, v.label AS v_label, v.description AS v_description, \
-     v.region AS v_region, v.ipv6_range AS v_ipv6_range, v.created AS v_created, v.updated AS v_updated, ",
-    subnet_parts!(columns),
-    " FROM vpcs v LEFT JOIN vpc_subnets s ON s.vpc_id = v.id",
-    subnet_parts!(joins),
-    " WHERE v.id = $1 ORDER BY s.id, f.id"
-);
-
-/// The tables [`VPC_PARTS`] reads.
+/// The tables [`Store::vpc_parts`] reads.
 const VPC_PARTS_TABLES: &[&str] = &["vpcs", "vpc_subnets", "instance_interfaces", "instances"];
 
-/// The tables a page of VPCs (`VPC_LIST` with its count, then `SUBNET_PARTS` of its VPCs)
+/// The tables a page of VPCs (`VPC_LIST` with its count, then the subnets of its VPCs and their interfaces)
 /// reads; the grants too when the page is a restricted user's.
 pub const VPC_PAGE_TABLES: &[&str] = &[
     "vpcs",
@@ -353,31 +295,6 @@ pub const VPC_PAGE_TABLES: &[&str] = &[
     "instance_interfaces",
     "instances",
 ];
-
-/// Subnets with the VPC interfaces on them, one row per interface or per subnet without any;
-/// the caller adds the WHERE on `s.vpc_id`.
-const SUBNET_PARTS: &str = concat!("SELECT ", subnet_parts!(columns), " FROM vpc_subnets s", subnet_parts!(joins));
-
-/// The subnets (in row order, each once) and the VPC interfaces (in id order) of rows read with
-/// [`subnet_parts`]; rows without a subnet are skipped.
-fn subnets_and_interfaces(rows: &[Row]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
-    let mut subnets: Vec<SubnetRow> = Vec::new();
-    let mut interfaces = Vec::new();
-    for r in rows {
-        if r.opt_i64("s_id")?.is_none() {
-            continue;
-        }
-        let s = subnet_named(r, &SUBNET_PREFIXED)?;
-        if subnets.last().map(|l| l.id) != Some(s.id) {
-            subnets.push(s);
-        }
-        if r.opt_i64("id")?.is_some() {
-            interfaces.push(vpc_interface(r)?);
-        }
-    }
-    interfaces.sort_by_key(|f: &VpcInterface| f.interface.id);
-    Ok((subnets, interfaces))
-}
 
 /// One VPC with what its record is built from.
 #[derive(Debug, Clone)]
@@ -393,11 +310,10 @@ impl Store {
     pub async fn vpc_parts(&self, account_id: i64, id: i64) -> Result<Option<Arc<VpcParts>>> {
         let parts = self
             .cached(CacheKey::Vpc(id), VPC_PARTS_TABLES, || async move {
-                // One round trip: the VPC, each subnet and each VPC interface on it.
-                let rows = query(VPC_PARTS).bind(id).fetch_all(self.r()).await?;
-                let Some(first) = rows.first() else { return Ok(None) };
-                let vpc = vpc_named(first, &VPC_PREFIXED)?;
-                let (subnets, interfaces) = subnets_and_interfaces(&rows)?;
+                let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1");
+                let Some(row) = query(sql).bind(id).fetch_optional(self.r()).await? else { return Ok(None) };
+                let vpc = vpc(&row)?;
+                let (subnets, interfaces) = self.subnets_with_interfaces(&[id]).await?;
                 Ok(Some(Arc::new(VpcParts { vpc, subnets, interfaces })))
             })
             .await?;
@@ -426,11 +342,15 @@ impl Store {
         Ok((rows.iter().map(vpc).collect::<Result<_>>()?, total))
     }
 
-    /// The subnets of some VPCs with the VPC interfaces on them, in one query: subnets in id
-    /// order, interfaces in id order.
+    /// The subnets of some VPCs (in id order) with the VPC interfaces on them (in id order).
+    /// Two reads by key: in one join, PostgreSQL's estimate of the interfaces per subnet (skewed
+    /// by large subnets) made it hash every VPC interface of the database for a page of VPCs.
     pub async fn subnets_with_interfaces(&self, vpc_ids: &[i64]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
-        let rows = self.fetch_in_rows(SUBNET_PARTS, "s.vpc_id", Keys::Ids(vpc_ids), "s.id, f.id").await?;
-        subnets_and_interfaces(&rows)
+        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
+        let subnets = self.fetch_in(&select, "vpc_id", Keys::Ids(vpc_ids), "id", subnet).await?;
+        let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
+        let interfaces = self.interfaces_on_subnets(&ids).await?;
+        Ok((subnets, interfaces))
     }
 
     /// Some subnets by id, in id order.
