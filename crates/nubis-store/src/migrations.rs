@@ -59,6 +59,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(42, "fence_numbers", "0042_fence_numbers.sql"),
     migration!(43, "vpc_ipv6_list", "0043_vpc_ipv6_list.sql"),
     migration!(44, "service_firewalls", "0044_service_firewalls.sql"),
+    migration!(45, "locate_ranges", "0045_locate_ranges.sql"),
 ];
 
 impl Store {

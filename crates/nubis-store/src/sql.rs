@@ -345,34 +345,37 @@ pub(crate) fn push_window(sql: &mut Sql, offset: u64, n: u64) {
     sql.push(" OFFSET ").bind(Val::I64(offset.min(i64::MAX as u64) as i64));
 }
 
-/// Appends `($1, $2, ...)` binding `ids`; an empty slice gives `(NULL)`, which matches nothing.
-pub(crate) fn push_ids(sql: &mut Sql, ids: &[i64]) {
+/// Appends `($1, $2, ...)` binding `keys`; an empty slice gives `(NULL)`, which matches nothing.
+/// Up to [`PADDED_UP_TO`] keys, the list is padded with its last key to a power of two: every
+/// new statement text is parsed and planned afresh (on PostgreSQL about a millisecond for a
+/// page's read by key), so a read of 1 to 100 keys is one of eight statements, not of a hundred.
+fn push_keys<T>(sql: &mut Sql, keys: &[T], val: impl Fn(&T) -> Val) {
     sql.push("(");
-    if ids.is_empty() {
-        sql.push("NULL");
-    }
-    for (i, id) in ids.iter().enumerate() {
+    let Some(last) = keys.last() else {
+        sql.push("NULL)");
+        return;
+    };
+    let n = if keys.len() <= PADDED_UP_TO { keys.len().next_power_of_two() } else { keys.len() };
+    for i in 0..n {
         if i > 0 {
             sql.push(", ");
         }
-        sql.bind(Val::I64(*id));
+        sql.bind(val(keys.get(i).unwrap_or(last)));
     }
     sql.push(")");
 }
 
-/// Appends `($1, $2, ...)` binding `texts`; an empty slice gives `(NULL)`, which matches nothing.
+/// The longest key list [`push_keys`] pads.
+const PADDED_UP_TO: usize = 1024;
+
+/// [`push_keys`] for ids.
+pub(crate) fn push_ids(sql: &mut Sql, ids: &[i64]) {
+    push_keys(sql, ids, |id| Val::I64(*id));
+}
+
+/// [`push_keys`] for texts.
 pub(crate) fn push_strs(sql: &mut Sql, texts: &[String]) {
-    sql.push("(");
-    if texts.is_empty() {
-        sql.push("NULL");
-    }
-    for (i, t) in texts.iter().enumerate() {
-        if i > 0 {
-            sql.push(", ");
-        }
-        sql.bind(Val::Str(t.clone()));
-    }
-    sql.push(")");
+    push_keys(sql, texts, |t| Val::Str(t.clone()));
 }
 
 /// Appends the statement that reads the kept number of rows of a kind in an account.
@@ -426,5 +429,32 @@ impl crate::Store {
         let mut sql = Sql::new("");
         push_kept_count(&mut sql, account_id, kind);
         sql.query().fetch_i64(self.r()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids_sql(ids: &[i64]) -> (String, usize) {
+        let mut sql = Sql::new("");
+        push_ids(&mut sql, ids);
+        (sql.text, sql.binds.len())
+    }
+
+    #[test]
+    fn key_lists_are_padded_with_their_last_key_to_a_power_of_two() {
+        assert_eq!(ids_sql(&[]), ("(NULL)".to_string(), 0));
+        assert_eq!(ids_sql(&[7]), ("($1)".to_string(), 1));
+        assert_eq!(ids_sql(&[7, 8, 9]), ("($1, $2, $3, $4)".to_string(), 4));
+        let mut sql = Sql::new("");
+        push_ids(&mut sql, &[7, 8, 9]);
+        assert!(matches!(sql.binds[3], Val::I64(9)), "{:?}", sql.binds);
+        // One text for every list of 65 to 128 keys; none past the padded length.
+        let many: Vec<i64> = (1..=100).collect();
+        assert_eq!(ids_sql(&many).1, 128);
+        assert_eq!(ids_sql(&many[..65]).0, ids_sql(&many).0);
+        let long: Vec<i64> = (1..=1500).collect();
+        assert_eq!(ids_sql(&long).1, 1500);
     }
 }
