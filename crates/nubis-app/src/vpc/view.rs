@@ -20,28 +20,51 @@ pub(crate) fn interface_active(i: &InstanceRow, f: &InterfaceRow) -> bool {
         && (f.config_id.is_none() || f.config_id == i.boot_config_id)
 }
 
-/// Everything of an account the VPC records are built from.
+/// Everything of an account the VPC records are built from, indexed by parent so that a record
+/// costs what it holds (a page of VPCs, or one VPC of 10,000 subnets, reads each row once).
 pub(crate) struct VpcWorld {
     pub subnets: Vec<SubnetRow>,
     pub interfaces: Vec<InterfaceRow>,
     /// Whether each interface (by id) is active.
     pub active: HashMap<i64, bool>,
+    /// Positions in `subnets` by VPC id, and in `interfaces` by subnet id, in their order.
+    subnets_of_vpc: HashMap<i64, Vec<usize>>,
+    interfaces_of_subnet: HashMap<i64, Vec<usize>>,
+    /// Position in `subnets` by subnet id.
+    subnet_at: HashMap<i64, usize>,
 }
 
 impl VpcWorld {
     pub fn new(subnets: &[SubnetRow], interfaces: &[InterfaceRow], instances: &[InstanceRow]) -> VpcWorld {
+        let instances: HashMap<i64, &InstanceRow> = instances.iter().map(|i| (i.id, i)).collect();
         let interfaces: Vec<InterfaceRow> = interfaces.iter().filter(|f| f.purpose == "vpc").cloned().collect();
         let active = interfaces
             .iter()
-            .map(|f| (f.id, instances.iter().find(|i| i.id == f.instance_id).is_some_and(|i| interface_active(i, f))))
+            .map(|f| (f.id, instances.get(&f.instance_id).is_some_and(|i| interface_active(i, f))))
             .collect();
-        VpcWorld { subnets: subnets.to_vec(), interfaces, active }
+        VpcWorld::indexed(subnets.to_vec(), interfaces, active)
     }
 
     /// The world of some subnets, from their interfaces (each with whether it is active).
     pub fn of_subnets(subnets: Vec<SubnetRow>, interfaces: Vec<VpcInterface>) -> VpcWorld {
         let active = interfaces.iter().map(|f| (f.interface.id, f.active)).collect();
-        VpcWorld { subnets, interfaces: interfaces.into_iter().map(|f| f.interface).collect(), active }
+        VpcWorld::indexed(subnets, interfaces.into_iter().map(|f| f.interface).collect(), active)
+    }
+
+    fn indexed(subnets: Vec<SubnetRow>, interfaces: Vec<InterfaceRow>, active: HashMap<i64, bool>) -> VpcWorld {
+        let mut subnets_of_vpc: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut subnet_at = HashMap::new();
+        for (k, s) in subnets.iter().enumerate() {
+            subnets_of_vpc.entry(s.vpc_id).or_default().push(k);
+            subnet_at.insert(s.id, k);
+        }
+        let mut interfaces_of_subnet: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (k, f) in interfaces.iter().enumerate() {
+            if let Some(subnet) = f.subnet_id {
+                interfaces_of_subnet.entry(subnet).or_default().push(k);
+            }
+        }
+        VpcWorld { subnets, interfaces, active, subnets_of_vpc, interfaces_of_subnet, subnet_at }
     }
 
     fn active(&self, interface_id: i64) -> bool {
@@ -50,7 +73,8 @@ impl VpcWorld {
 
     pub fn subnet(&self, s: &SubnetRow) -> Subnet {
         let mut by_instance: BTreeMap<i64, Vec<SubnetInterface>> = BTreeMap::new();
-        for f in self.interfaces.iter().filter(|f| f.subnet_id == Some(s.id)) {
+        let on_subnet = self.interfaces_of_subnet.get(&s.id).map_or(&[][..], Vec::as_slice);
+        for f in on_subnet.iter().map(|&k| &self.interfaces[k]) {
             by_instance.entry(f.instance_id).or_default().push(SubnetInterface {
                 id: f.id,
                 active: self.active(f.id),
@@ -69,7 +93,8 @@ impl VpcWorld {
     }
 
     pub fn subnets_of(&self, vpc_id: i64) -> Vec<Subnet> {
-        self.subnets.iter().filter(|s| s.vpc_id == vpc_id).map(|s| self.subnet(s)).collect()
+        let of_vpc = self.subnets_of_vpc.get(&vpc_id).map_or(&[][..], Vec::as_slice);
+        of_vpc.iter().map(|&k| self.subnet(&self.subnets[k])).collect()
     }
 
     pub fn vpc(&self, v: &VpcRow) -> Vpc {
@@ -91,7 +116,7 @@ impl VpcWorld {
     }
 
     fn ip(&self, f: &InterfaceRow) -> Option<VpcIp> {
-        let s = self.subnets.iter().find(|s| Some(s.id) == f.subnet_id)?;
+        let s = &self.subnets[*self.subnet_at.get(&f.subnet_id?)?];
         let prefix = 32 - (s.last_v4 - s.first_v4 + 1).trailing_zeros() as u8;
         Some(VpcIp {
             address: f.vpc_ipv4.clone(),
