@@ -212,11 +212,16 @@ impl App {
 
     /// The instance a new range is routed to: by id, or by its SLAAC address; read_write needed.
     async fn range_target_instance(&self, actor: &Actor, id: Option<i64>, slaac: Option<&str>) -> Result<i64> {
-        let book = self.address_book(actor.account_id()).await?;
+        let account = actor.account_id();
         let (found, field) = match (id, slaac) {
-            (Some(id), _) => (book.instances.iter().find(|i| i.id == id).map(|i| i.id), "instance_id"),
+            (Some(id), _) => (self.store.instance_get(account, id).await?.map(|i| i.id), "instance_id"),
             (None, Some(a)) => (
-                book.ips.iter().find(|x| x.kind == IpKind::Slaac && x.address == a).map(|x| x.instance_id),
+                self.store
+                    .ips_by_addresses(account, &[a.to_string()])
+                    .await?
+                    .into_iter()
+                    .find(|x| x.kind == IpKind::Slaac)
+                    .map(|x| x.instance_id),
                 "route_target",
             ),
             (None, None) => (None, "instance_id"),

@@ -4,14 +4,13 @@
 //! newer generation, on the instance itself).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use crate::db::Row;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx};
+use crate::{Store, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct InterfaceRow {
@@ -330,18 +329,6 @@ impl Tx<'_> {
             .fetch_one(self.h())
             .await?;
         interface(&row)
-    }
-}
-
-impl Store {
-    /// The interfaces of every instance of an account, in id order.
-    pub async fn interfaces_of_account(&self, account_id: i64) -> Result<Arc<Vec<InterfaceRow>>> {
-        self.cached(CacheKey::Collection("instance_interfaces", account_id), &["instance_interfaces"], || async move {
-            let sql = format!("SELECT {COLS} FROM instance_interfaces WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(interface).collect()
-        })
-        .await
     }
 }
 

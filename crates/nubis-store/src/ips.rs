@@ -3,14 +3,13 @@
 //! one range query inside the allocating transaction.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use crate::db::Row;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::{CacheKey, Store, Tx};
+use crate::{Store, Tx};
 
 /// What an address is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,18 +153,6 @@ impl Tx<'_> {
             .await?;
         query("DELETE FROM ip_addresses WHERE id = $1").bind(id).execute(self.h()).await?;
         Ok(())
-    }
-}
-
-impl Store {
-    /// Every address of an account's instances, in id order.
-    pub async fn ips_of_account(&self, account_id: i64) -> Result<Arc<Vec<IpRow>>> {
-        self.cached(CacheKey::Collection("ip_addresses", account_id), &["ip_addresses"], || async move {
-            let sql = format!("SELECT {COLS} FROM ip_addresses WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(ip).collect()
-        })
-        .await
     }
 }
 

@@ -208,18 +208,6 @@ impl Tx<'_> {
     }
 }
 
-impl Store {
-    /// The subnets of every VPC of an account, in id order.
-    pub async fn subnets_of_account(&self, account_id: i64) -> Result<Arc<Vec<SubnetRow>>> {
-        self.cached(CacheKey::Collection("vpc_subnets", account_id), &["vpc_subnets"], || async move {
-            let sql = format!("SELECT {SUBNET_COLS} FROM vpc_subnets WHERE account_id = $1 ORDER BY id");
-            let rows = query(sql).bind(account_id).fetch_all(self.r()).await?;
-            rows.iter().map(subnet).collect()
-        })
-        .await
-    }
-}
-
 const VPC_LIST: Listing<'static> = Listing {
     select: "SELECT v.id, v.account_id, v.label, v.description, v.region, v.ipv6_range, v.created, v.updated \
              FROM vpcs v",

@@ -144,19 +144,27 @@ impl App {
     /// instances the addresses belong to now. What they cannot see is "not found" (400 on its
     /// field); read_only is 403.
     async fn assign_access(&self, actor: &Actor, v: &Valid) -> Result<()> {
-        let book = self.address_book(actor.account_id()).await?;
+        // Read by key: the addresses and instances named, and the account's ranges (one a
+        // region at most).
+        let account = actor.account_id();
+        let v4: Vec<String> =
+            v.items.iter().filter_map(|(m, _)| if let Moved::V4(a) = m { Some(a.clone()) } else { None }).collect();
+        let ips = self.store.ips_by_addresses(account, &v4).await?;
+        let ranges = self.store.ranges_of_account(account).await?;
         let mut p = Problems::new();
         for (i, (m, target)) in v.items.iter().enumerate() {
             let owner = match m {
-                Moved::V4(a) => book.ips.iter().find(|x| &x.address == a).map(|x| x.instance_id),
-                Moved::Range(n) => book
-                    .ranges
+                Moved::V4(a) => ips.iter().find(|x| &x.address == a).map(|x| x.instance_id),
+                Moved::Range(n) => ranges
                     .iter()
                     .find(|r| r.range_start == n.network().to_string() && r.prefix == n.prefix_len())
                     .map(|r| r.instance_id),
             };
             for (id, f, what) in [(owner, "address", "Address"), (Some(*target), "instance_id", "Instance")] {
-                let known = id.filter(|id| book.instances.iter().any(|x| x.id == *id));
+                let known = match id {
+                    Some(id) => self.store.instance_get(account, id).await?.map(|x| x.id),
+                    None => None,
+                };
                 match known {
                     None => p.add(field(i, f), format!("{what} not found")),
                     Some(id) => {

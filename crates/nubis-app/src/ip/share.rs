@@ -108,21 +108,24 @@ impl App {
 
     /// The caller needs read_write on the primary and access to every address shared.
     async fn share_access(&self, actor: &Actor, primary: i64, addresses: &[String]) -> Result<()> {
-        let book = self.address_book(actor.account_id()).await?;
+        // Read by key: the primary, the addresses named, and the account's ranges (one a region
+        // at most).
+        let account = actor.account_id();
+        let ips = self.store.ips_by_addresses(account, addresses).await?;
+        let ranges = self.store.ranges_of_account(account).await?;
         let mut p = Problems::new();
-        let known = book.instances.iter().any(|i| i.id == primary);
+        let known = self.store.instance_get(account, primary).await?.is_some();
         match self.require_permission(actor, GrantKind::Instance, primary, Permission::ReadWrite).await {
             Ok(()) if known => {}
             Ok(()) | Err(Error::NotFound) => p.add("instance_id", "Instance not found"),
             Err(e) => return Err(e),
         }
         for (i, a) in addresses.iter().enumerate() {
-            let owner = book
-                .ips
+            let owner = ips
                 .iter()
                 .find(|x| &x.address == a)
                 .map(|x| x.instance_id)
-                .or_else(|| book.ranges.iter().find(|r| &r.range_start == a).map(|r| r.instance_id));
+                .or_else(|| ranges.iter().find(|r| &r.range_start == a).map(|r| r.instance_id));
             match owner {
                 None => p.add(field(i), "Address not found"),
                 Some(id) => match self.require_permission(actor, GrantKind::Instance, id, Permission::ReadOnly).await {

@@ -26,23 +26,10 @@ pub(crate) struct AddressBook<'a> {
     pub interfaces: Arc<Vec<InterfaceRow>>,
     pub ranges: Arc<Vec<RangeRow>>,
     pub shares: Arc<Vec<ShareRow>>,
-    pub instances: Arc<Vec<InstanceRow>>,
     pub vpcs: VpcWorld,
 }
 
 impl App {
-    pub(crate) async fn address_book(&self, account_id: i64) -> Result<AddressBook<'_>> {
-        Ok(AddressBook {
-            app: self,
-            ips: self.store.ips_of_account(account_id).await?,
-            interfaces: self.store.interfaces_of_account(account_id).await?,
-            ranges: self.store.ranges_of_account(account_id).await?,
-            shares: self.store.shares_of_account(account_id).await?,
-            instances: self.store.instances_of_account(account_id).await?,
-            vpcs: self.vpc_world(account_id).await?,
-        })
-    }
-
     /// What the records of these addresses are built from, read by key: the VPC interfaces
     /// that use them as 1:1 NAT.
     pub(crate) async fn address_book_of_ips(&self, ips: &[IpRow]) -> Result<AddressBook<'_>> {
@@ -53,7 +40,6 @@ impl App {
             interfaces: Arc::new(self.store.interfaces_with_nat_in(&addresses).await?),
             ranges: Arc::default(),
             shares: Arc::default(),
-            instances: Arc::default(),
             vpcs: VpcWorld::new(&[], &[], &[]),
         })
     }
@@ -84,7 +70,6 @@ impl App {
             interfaces: Arc::new(self.store.interfaces_with_nat_in(&addresses).await?),
             ranges: Arc::new(ranges),
             shares: Arc::new(shares),
-            instances: Arc::new(vec![inst.clone()]),
             vpcs,
         })
     }

@@ -38,14 +38,6 @@ const LABEL_TAKEN: &str = "Label must be unique among your VPCs";
 const SUBNET_LABEL_TAKEN: &str = "Label must be unique among the VPC's subnets";
 
 impl App {
-    /// Everything the VPC records of an account are built from (the address records use it).
-    pub(crate) async fn vpc_world(&self, account_id: i64) -> Result<VpcWorld> {
-        let subnets = self.store.subnets_of_account(account_id).await?;
-        let interfaces = self.store.interfaces_of_account(account_id).await?;
-        let instances = self.store.instances_of_account(account_id).await?;
-        Ok(VpcWorld::new(&subnets, &interfaces, &instances))
-    }
-
     /// What the records of these subnets are built from, read by key.
     async fn subnets_world(&self, subnets: Vec<SubnetRow>) -> Result<VpcWorld> {
         let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
