@@ -82,25 +82,54 @@ pub(crate) fn map_err(e: sqlx::Error) -> Error {
     Error::Internal(format!("postgres: {e}"))
 }
 
-fn cell(r: &PgRow, i: usize) -> Result<Val> {
-    let ty = r.columns()[i].type_info().name().to_string();
-    let get_err = |e: sqlx::Error| Error::Internal(format!("postgres column {i} ({ty}): {e}"));
-    Ok(match ty.as_str() {
-        "INT8" => r.try_get::<Option<i64>, _>(i).map_err(get_err)?.map(Val::I64).unwrap_or(Val::Null(Kind::Int)),
-        "INT4" => {
+/// How a column's values are read, from its PostgreSQL type (decided once per result, not per
+/// cell).
+#[derive(Clone, Copy)]
+enum Cell {
+    I64,
+    I32,
+    I16,
+    Bool,
+    F64,
+    F32,
+    Text,
+}
+
+impl Cell {
+    fn of(type_name: &str) -> Cell {
+        match type_name {
+            "INT8" => Cell::I64,
+            "INT4" => Cell::I32,
+            "INT2" => Cell::I16,
+            "BOOL" => Cell::Bool,
+            "FLOAT8" => Cell::F64,
+            "FLOAT4" => Cell::F32,
+            _ => Cell::Text,
+        }
+    }
+}
+
+fn cell(r: &PgRow, i: usize, kind: Cell) -> Result<Val> {
+    let get_err =
+        |e: sqlx::Error| Error::Internal(format!("postgres column {i} ({}): {e}", r.columns()[i].type_info().name()));
+    Ok(match kind {
+        Cell::I64 => r.try_get::<Option<i64>, _>(i).map_err(get_err)?.map(Val::I64).unwrap_or(Val::Null(Kind::Int)),
+        Cell::I32 => {
             r.try_get::<Option<i32>, _>(i).map_err(get_err)?.map(|v| Val::I64(v.into())).unwrap_or(Val::Null(Kind::Int))
         }
-        "INT2" => {
+        Cell::I16 => {
             r.try_get::<Option<i16>, _>(i).map_err(get_err)?.map(|v| Val::I64(v.into())).unwrap_or(Val::Null(Kind::Int))
         }
-        "BOOL" => r.try_get::<Option<bool>, _>(i).map_err(get_err)?.map(Val::Bool).unwrap_or(Val::Null(Kind::Bool)),
-        "FLOAT8" => r.try_get::<Option<f64>, _>(i).map_err(get_err)?.map(Val::F64).unwrap_or(Val::Null(Kind::Real)),
-        "FLOAT4" => r
+        Cell::Bool => r.try_get::<Option<bool>, _>(i).map_err(get_err)?.map(Val::Bool).unwrap_or(Val::Null(Kind::Bool)),
+        Cell::F64 => r.try_get::<Option<f64>, _>(i).map_err(get_err)?.map(Val::F64).unwrap_or(Val::Null(Kind::Real)),
+        Cell::F32 => r
             .try_get::<Option<f32>, _>(i)
             .map_err(get_err)?
             .map(|v| Val::F64(v.into()))
             .unwrap_or(Val::Null(Kind::Real)),
-        _ => r.try_get::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text)),
+        Cell::Text => {
+            r.try_get::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text))
+        }
     })
 }
 
@@ -111,8 +140,12 @@ where
     let rows = bounded(build(q).fetch_all(e)).await?;
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
     let cols: std::sync::Arc<[String]> = first.columns().iter().map(|c| c.name().to_string()).collect();
+    let kinds: Vec<Cell> = first.columns().iter().map(|c| Cell::of(c.type_info().name())).collect();
     rows.iter()
-        .map(|r| Ok(Row { cols: cols.clone(), vals: (0..cols.len()).map(|i| cell(r, i)).collect::<Result<Vec<_>>>()? }))
+        .map(|r| {
+            let vals = kinds.iter().enumerate().map(|(i, k)| cell(r, i, *k)).collect::<Result<Vec<_>>>()?;
+            Ok(Row { cols: cols.clone(), vals })
+        })
         .collect()
 }
 
