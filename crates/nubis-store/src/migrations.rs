@@ -60,6 +60,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(43, "vpc_ipv6_list", "0043_vpc_ipv6_list.sql"),
     migration!(44, "service_firewalls", "0044_service_firewalls.sql"),
     migration!(45, "locate_ranges", "0045_locate_ranges.sql"),
+    migration!(46, "nat_index", "0046_nat_index.sql"),
 ];
 
 impl Store {
