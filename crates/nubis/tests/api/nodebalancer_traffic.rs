@@ -384,6 +384,9 @@ async fn http_and_http_body_checks_judge_the_answer() {
     until_nodes_status(&api, id, cid, 1, 2).await;
     assert_eq!(status_of("alpha").await, "UP");
     assert_eq!(status_of("beta").await, "DOWN");
+    // Health is checked from the data plane whether or not the listener is reachable yet (with
+    // real instances its address is set up on its own): traffic waits for the listener.
+    until_serving(lb_addr(&nb, 8600)).await;
     let got = spread(lb_addr(&nb, 8600), 6).await;
     assert_eq!(got.get("alpha").copied(), Some(6), "{got:?}");
 }
