@@ -96,13 +96,26 @@ CREATE TABLE order_fence_counts (
 """
 
 
+def key_expr(rec, col, null):
+    """The fence key's value of a row (`rec` its alias, or None for the bare column): the column,
+    or for one that may be NULL the column with NULL as `null`, the lowest value."""
+    c = f"{rec}.{col}" if rec else col
+    return f"COALESCE({c}, {null})" if null is not None else c
+
+
+def fields_of(fields):
+    """Fields as (path, column, type, NULL's value or None)."""
+    return [tuple(f) + (None,) * (4 - len(f)) for f in fields]
+
+
 def kinds(fences=FENCES):
     out = []
     for table, kind, scope, when, idc, fields in fences:
         cond = when[0].format(r=table) if when else ""
-        for path, col, typ in fields:
+        for path, col, typ, null in fields_of(fields):
+            expr = key_expr(None, col, null).replace("'", "''")
             out.append(f"INSERT INTO order_fence_kinds (kind, tbl, scope_col, col, id_col, is_int, cond) VALUES "
-                       f"('{kind}.{path}', '{table}', '{scope}', '{col}', '{idc}', {'TRUE' if typ == 'int' else 'FALSE'}, "
+                       f"('{kind}.{path}', '{table}', '{scope}', '{expr}', '{idc}', {'TRUE' if typ == 'int' else 'FALSE'}, "
                        f"'{cond.replace(chr(39), chr(39) * 2)}');")
     return out
 
@@ -112,39 +125,39 @@ def fill(fences=FENCES):
     out = []
     for table, kind, scope, when, idc, fields in fences:
         where = f" WHERE {scope} IS NOT NULL" + (f" AND {when[0].format(r=table)}" if when else "")
-        for path, col, _ in fields:
+        for path, *_ in fields:
             out.append(f"INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n) "
                        f"SELECT '{kind}.{path}', {scope}, 0, 0, COUNT(*) FROM {table}{where} GROUP BY {scope};")
     return out
 
 
-def sqlite(fences=FENCES, head=HEAD):
+def sqlite(fences=FENCES, head=HEAD, suffix=""):
     out = [head]
     out.extend(kinds(fences))
     out.append("")
     for table, kind, scope, when, idc, fields in fences:
-        def add(rec, sign, path, col, typ, extra):
+        def add(rec, sign, path, col, typ, null, extra):
             k = f"{kind}.{path}"
             key = "k_int" if typ == "int" else "k_text"
             cond = f" AND {when[0].format(r=rec)}" if when else ""
             return (f"    INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n)\n"
                     f"    SELECT '{k}', {rec}.{scope}, COALESCE((SELECT f.fence FROM order_fences f WHERE f.kind = '{k}' "
-                    f"AND f.scope_id = {rec}.{scope} AND ({key}, k_id) <= ({rec}.{col}, {rec}.{idc}) "
+                    f"AND f.scope_id = {rec}.{scope} AND ({key}, k_id) <= ({key_expr(rec, col, null)}, {rec}.{idc}) "
                     f"ORDER BY {key} DESC, k_id DESC LIMIT 1), 0), 0, {sign}\n"
                     f"    WHERE {rec}.{scope} IS NOT NULL{cond}{extra}\n"
                     f"    ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = n + excluded.n;")
         for op, rec, sign in (("INSERT", "NEW", "1"), ("DELETE", "OLD", "-1")):
-            body = [add(rec, sign, p, c, t, "") for p, c, t in fields]
-            out.append(f"CREATE TRIGGER {kind}_fences_{op.lower()} AFTER {op} ON {table} BEGIN\n" + "\n".join(body) + "\nEND;")
+            body = [add(rec, sign, p, c, t, z, "") for p, c, t, z in fields_of(fields)]
+            out.append(f"CREATE TRIGGER {kind}_fences{suffix}_{op.lower()} AFTER {op} ON {table} BEGIN\n" + "\n".join(body) + "\nEND;")
         # A change of a field, of the scope or of the list's condition moves the row between ranges.
-        watched = [scope] + ([when[1]] if when and when[1] else []) + [c for _, c, _ in fields]
+        watched = [scope] + ([when[1]] if when and when[1] else []) + [f[1] for f in fields]
         body = []
-        for p, c, t in fields:
+        for p, c, t, z in fields_of(fields):
             moved = f" AND (OLD.{c} IS NOT NEW.{c} OR OLD.{scope} IS NOT NEW.{scope}" + \
                 (f" OR OLD.{when[1]} IS NOT NEW.{when[1]}" if when and when[1] else "") + ")"
-            body.append(add("OLD", "-1", p, c, t, moved))
-            body.append(add("NEW", "1", p, c, t, moved))
-        out.append(f"CREATE TRIGGER {kind}_fences_update AFTER UPDATE OF {', '.join(dict.fromkeys(watched))} ON {table} "
+            body.append(add("OLD", "-1", p, c, t, z, moved))
+            body.append(add("NEW", "1", p, c, t, z, moved))
+        out.append(f"CREATE TRIGGER {kind}_fences{suffix}_update AFTER UPDATE OF {', '.join(dict.fromkeys(watched))} ON {table} "
                    f"BEGIN\n" + "\n".join(body) + "\nEND;")
     out.append("")
     out.extend(fill(fences))
@@ -278,15 +291,15 @@ def pg_list_rows(lists=None):
     return out
 
 
-def pg_fences(fences=FENCES):
+def pg_fences(fences=FENCES, suffix=""):
     out = []
     for table, kind, scope, when, idc, fields in fences:
         parts = {}
-        for op, sources in pg_moves(table, scope, when, [c for _, c, _ in fields]).items():
+        for op, sources in pg_moves(table, scope, when, [f[1] for f in fields]).items():
             stmts = []
             for src, sign in sources:
                 where = f"WHERE r.{scope} IS NOT NULL{pg_cond(when, 'r')}"
-                for path, col, typ in fields:
+                for path, col, typ, null in fields_of(fields):
                     k = f"{kind}.{path}"
                     key = "k_int" if typ == "int" else "k_text"
                     stmts.append(
@@ -294,12 +307,12 @@ def pg_fences(fences=FENCES):
                         f"        INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n)\n"
                         f"        SELECT '{k}', r.{scope}, COALESCE(f.fence, 0), pg_backend_pid() % 8, {sign}COUNT(*) FROM {src}\n"
                         f"        LEFT JOIN LATERAL (SELECT o.fence FROM order_fences o WHERE o.kind = '{k}' AND o.scope_id = r.{scope}\n"
-                        f"            AND (o.{key}, o.k_id) <= (r.{col}, r.{idc}) ORDER BY o.{key} DESC, o.k_id DESC LIMIT 1) f ON TRUE\n"
+                        f"            AND (o.{key}, o.k_id) <= ({key_expr('r', col, null)}, r.{idc}) ORDER BY o.{key} DESC, o.k_id DESC LIMIT 1) f ON TRUE\n"
                         f"        {where} GROUP BY r.{scope}, COALESCE(f.fence, 0)\n"
                         f"        ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = order_fence_counts.n + excluded.n;")
             parts[op] = stmts
-        out.append(pg_function(f"nubis_{kind}_fences", parts))
-        out.extend(pg_triggers(f"{kind}_fences", table, f"nubis_{kind}_fences"))
+        out.append(pg_function(f"nubis_{kind}_fences{suffix}", parts))
+        out.extend(pg_triggers(f"{kind}_fences{suffix}", table, f"nubis_{kind}_fences{suffix}"))
     return out
 
 
@@ -413,23 +426,45 @@ HEAD_44 = """-- The firewalls of an instance and of a balancer: kept counts and 
 
 
 
-def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", "")):
+def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", ""), suffix=""):
     """A migration that puts more lists on the mechanism: the lists' kept counts and blocks
     (entries as in scripts/gen-list-positions.py), their fences, indexes, and SQL that runs
-    first (`cleanup`, per engine)."""
+    first (`cleanup`, per engine). `suffix` names its fence triggers apart from those an
+    earlier migration made on the same tables."""
     mod = _module()
     if engine == "sqlite":
         out = head + cleanup[0] + mod.sqlite(lists, list(indexes), head="")
-        return out + (sqlite(list(fences), head="") if fences else "")
+        return out + (sqlite(list(fences), head="", suffix=suffix) if fences else "")
     out = [head + cleanup[1]]
     out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols});" for name, table, cols in indexes)
     out.extend(kinds(fences))
     out.extend(pg_list_rows([mod.norm(e) for e in lists]))
-    out.extend(pg_fences(fences))
+    out.extend(pg_fences(fences, suffix))
     out.append("")
     out.extend(mod.fill(lists, ""))
     out.extend(fill(fences))
     return "\n".join(out) + "\n"
+
+
+# Added by 0047: orders by fields that may be NULL, keyed by the field with NULL as its lowest
+# value (0 or the empty string, which no row holds), the expression each order's index is on.
+FENCES_47 = [
+    ("events", "events", "account_id", None, "id",
+     [("entity.id", "entity_id", "int", "0"), ("entity.type", "entity_type", "text", "''"),
+      ("username", "username", "text", "''")]),
+    ("instances", "instances", "account_id", None, "id", [("image", "image", "text", "''")]),
+]
+INDEXES_47 = [
+    ("events_account_entity_order", "events", "account_id, COALESCE(entity_id, 0), id"),
+    ("events_account_entity_type_order", "events", "account_id, COALESCE(entity_type, ''), id"),
+    ("events_account_username_order", "events", "account_id, COALESCE(username, ''), id"),
+    ("instances_account_image_order", "instances", "account_id, COALESCE(image, ''), id"),
+]
+HEAD_47 = """-- Orders by fields that may be NULL (docs/decisions.md, "Orders by a field that may be NULL"):
+-- the list is ordered by the field with NULL as its lowest value, through an index on that
+-- expression, and its deep pages start at order fences keyed by it. Generated by
+-- scripts/gen-order-fences.py.
+"""
 
 
 base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
@@ -441,6 +476,8 @@ for engine in ("sqlite", "postgres"):
         "0041_pending_maintenance": (HEAD_41, [PENDING], FENCES_41, (), ("", "")),
         "0043_vpc_ipv6_list": (HEAD_43, [VPC_IPV6], (), (), ("", "")),
         "0044_service_firewalls": (HEAD_44, SERVICE_FIREWALLS, (), INDEXES_44, ("", "")),
+        "0047_nullable_orders": (HEAD_47, [], FENCES_47, INDEXES_47, ("", ""), "_nullable"),
     }
-    for name, (head, lists, fences, indexes, cleanup) in later.items():
-        open(f"{base}/{engine}/{name}.sql", "w").write(later_migration(engine, head, lists, fences, indexes, cleanup))
+    for name, (head, lists, fences, indexes, cleanup, *suffix) in later.items():
+        sql = later_migration(engine, head, lists, fences, indexes, cleanup, *suffix)
+        open(f"{base}/{engine}/{name}.sql", "w").write(sql)

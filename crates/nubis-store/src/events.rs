@@ -26,9 +26,9 @@ const COLUMNS: &[Column] = &[
     Column { path: "id", expr: "e.id", kind: ColKind::Int },
     Column { path: "action", expr: "e.action", kind: ColKind::Text },
     Column { path: "created", expr: "e.created", kind: ColKind::Text },
-    Column { path: "entity.id", expr: "e.entity_id", kind: ColKind::Int },
-    Column { path: "entity.type", expr: "e.entity_type", kind: ColKind::Text },
-    Column { path: "username", expr: "e.username", kind: ColKind::Text },
+    Column { path: "entity.id", expr: "e.entity_id", kind: ColKind::IntOrNull },
+    Column { path: "entity.type", expr: "e.entity_type", kind: ColKind::TextOrNull },
+    Column { path: "username", expr: "e.username", kind: ColKind::TextOrNull },
     Column { path: "status", expr: "e.status", kind: ColKind::Text },
     Column {
         path: "read",

@@ -432,7 +432,7 @@ const INSTANCE_LIST: Listing<'static> = Listing {
         Column { path: "label", expr: "i.label", kind: ColKind::Text },
         Column { path: "region", expr: "i.region", kind: ColKind::Text },
         Column { path: "type", expr: "i.type", kind: ColKind::Text },
-        Column { path: "image", expr: "i.image", kind: ColKind::Text },
+        Column { path: "image", expr: "i.image", kind: ColKind::TextOrNull },
         Column { path: "status", expr: "i.status", kind: ColKind::Text },
         Column { path: "group", expr: "i.grp", kind: ColKind::Text },
         Column { path: "tags", expr: "i.tags", kind: ColKind::Tags { list: "instances", id: "i.id" } },

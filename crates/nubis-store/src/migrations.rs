@@ -61,6 +61,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(44, "service_firewalls", "0044_service_firewalls.sql"),
     migration!(45, "locate_ranges", "0045_locate_ranges.sql"),
     migration!(46, "nat_index", "0046_nat_index.sql"),
+    migration!(47, "nullable_orders", "0047_nullable_orders.sql"),
 ];
 
 impl Store {

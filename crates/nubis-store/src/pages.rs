@@ -61,7 +61,7 @@ pub(crate) enum DeepStart<'a> {
     Block(Located, &'a str, bool),
     /// In a field's order: a range of the order fences, from the field's column (and the list's
     /// id column).
-    Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, &'a str, &'a str),
+    Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, std::borrow::Cow<'static, str>, &'a str),
 }
 
 impl DeepStart<'_> {
@@ -82,7 +82,7 @@ impl DeepStart<'_> {
                 push_order(sql, cols, filter, order)?;
                 at.push_window(sql, page_size);
             }
-            DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr, id_col, page_size),
+            DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr.as_ref(), id_col, page_size),
             DeepStart::Skip | DeepStart::Past => {
                 push_order(sql, cols, filter, order)?;
                 push_window(sql, offset, page_size);
@@ -227,7 +227,7 @@ impl crate::Store {
             });
         };
         match self.locate_ordered(&format!("{kind}.{}", col.path), scope_id, offset, desc).await? {
-            Some(at) => Ok(DeepStart::Fence(at, rows, col.expr, id_col)),
+            Some(at) => Ok(DeepStart::Fence(at, rows, col.order_expr(), id_col)),
             None if offset >= self.kept_count(scope_id, kind).await?.max(0) as u64 => Ok(DeepStart::Past),
             // No fences for this order.
             None => Ok(DeepStart::Skip),

@@ -52,10 +52,17 @@ impl Sql {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ColKind {
     Int,
+    /// An integer column that may be NULL: filtered as [`ColKind::Int`] (NULL matches no
+    /// comparison), ordered by `COALESCE(column, 0)` (NULL first ascending, on both engines), the
+    /// expression its order index and order fences are on (migration 47). 0 is no real value.
+    IntOrNull,
     /// An amount kept in cents and shown in dollars: a filter's number is dollars, compared in
     /// whole cents (rounded to the nearest cent).
     Cents,
     Text,
+    /// A text column that may be NULL: filtered as [`ColKind::Text`], ordered by
+    /// `COALESCE(column, '')` like [`ColKind::IntOrNull`]. The empty string is no real value.
+    TextOrNull,
     Bool,
     /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
     /// this element", `+neq` "does not hold it", `+contains` "an element contains this text".
@@ -76,6 +83,18 @@ pub(crate) struct Column {
     pub path: &'static str,
     pub expr: &'static str,
     pub kind: ColKind,
+}
+
+impl Column {
+    /// The expression the list is ordered by for `+order_by` this field: the column, or for a
+    /// column that may be NULL the column with NULL as the lowest value.
+    pub fn order_expr(&self) -> std::borrow::Cow<'static, str> {
+        match self.kind {
+            ColKind::IntOrNull => format!("COALESCE({}, 0)", self.expr).into(),
+            ColKind::TextOrNull => format!("COALESCE({}, '')", self.expr).into(),
+            _ => self.expr.into(),
+        }
+    }
 }
 
 fn bad(reason: String) -> Error {
@@ -121,7 +140,7 @@ fn push_order_with(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &st
                     format!("{plus}{part} {dir}")
                 })
                 .collect();
-            sql.push(&format!(" ORDER BY {plus}{} {dir}, {}", col.expr, ties.join(", ")));
+            sql.push(&format!(" ORDER BY {plus}{} {dir}, {}", col.order_expr(), ties.join(", ")));
         }
         None => {
             let terms: Vec<String> = default.split(',').map(|t| format!("{plus}{}", t.trim())).collect();
@@ -230,18 +249,18 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
 fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
     let path = col.path;
     match (col.kind, v) {
-        (ColKind::Int, Value::Number(n)) if op != CmpOp::Contains => {
+        (ColKind::Int | ColKind::IntOrNull, Value::Number(n)) if op != CmpOp::Contains => {
             n.as_i64().map(Val::I64).ok_or_else(|| bad(format!("'{path}' needs an integer")))
         }
-        (ColKind::Int, _) => Err(bad(format!("'{path}' needs an integer"))),
+        (ColKind::Int | ColKind::IntOrNull, _) => Err(bad(format!("'{path}' needs an integer"))),
         (ColKind::Cents, Value::Number(n)) if op != CmpOp::Contains => match n.as_i64() {
             Some(dollars) => dollars.checked_mul(100).map(Val::I64),
             None => n.as_f64().map(|d| d * 100.0).filter(|c| c.abs() < 9.0e18).map(|c| Val::I64(c.round() as i64)),
         }
         .ok_or_else(|| bad(format!("'{path}' needs an amount in dollars"))),
         (ColKind::Cents, _) => Err(bad(format!("'{path}' needs an amount in dollars"))),
-        (ColKind::Text | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
-        (ColKind::Text | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
+        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
+        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
         (ColKind::Tags { .. }, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {

@@ -539,17 +539,38 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     let api = s.api();
     api.post("/networking/firewalls", firewall_body("seed")).await.ok();
     let cols = "account_id, action, created, entity_type, entity_id, entity_label, entity_url, status, username";
+    // Entity, entity type and username are NULL on some rows (events with no entity or no
+    // user): those fields are ordered with NULL lowest (migration 47).
     let exprs = "t.account_id, CASE n.i % 3 WHEN 0 THEN 'linode_boot' WHEN 1 THEN t.action ELSE 'vpc_create' END, \
-                 substr(t.created, 1, 17) || CAST(10 + n.i % 50 AS TEXT), t.entity_type, t.entity_id + n.i, \
-                 t.entity_label, t.entity_url, CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE t.status END, t.username";
+                 substr(t.created, 1, 17) || CAST(10 + n.i % 50 AS TEXT), \
+                 CASE WHEN n.i % 5 = 0 THEN NULL WHEN n.i % 2 = 0 THEN 'linode' ELSE t.entity_type END, \
+                 CASE WHEN n.i % 6 = 0 THEN NULL ELSE (n.i * 7919) % 10007 END, \
+                 t.entity_label, t.entity_url, CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE t.status END, \
+                 CASE WHEN n.i % 4 = 0 THEN NULL ELSE 'user' || CAST(n.i % 11 AS TEXT) END";
     let template = "SELECT * FROM events WHERE action = 'firewall_create'";
     db_exec(&s, &copies(&s, "events", cols, exprs, template, 9_000)).await;
-    fences_placed(&s, "events.action").await;
-    fences_placed(&s, "events.created").await;
-    fences_placed(&s, "events.status").await;
+    for field in ["action", "created", "status", "entity.id", "entity.type", "username"] {
+        fences_placed(&s, &format!("events.{field}")).await;
+    }
     let every = r#""id": {"+gte": 0}"#;
-    for field in ["action", "created", "status", "id"] {
+    for field in ["action", "created", "status", "id", "entity.id", "entity.type", "username"] {
         order_pages_agree(&s, "/account/events", field, 500, every).await;
+    }
+    // NULL is the lowest value on both engines: first ascending, last descending, ties by id.
+    let api = s.api();
+    for (field, value) in [("entity.id", "/entity/id"), ("entity.type", "/entity/type"), ("username", "/username")] {
+        let asc = api.get_filtered("/account/events?page_size=25", &format!(r#"{{"+order_by": "{field}"}}"#)).await;
+        let first = &asc.ok()["data"].as_array().unwrap()[0];
+        let first_value = first.pointer(value).cloned().unwrap_or(Value::Null);
+        assert_eq!(first_value, Value::Null, "{field} ascending starts with NULL: {first}");
+        let order = format!(r#"{{"+order_by": "{field}", "+order": "desc"}}"#);
+        let desc = api.get_filtered("/account/events?page_size=25", &order).await;
+        let pages = desc.ok()["pages"].as_u64().unwrap();
+        let last = api.get_filtered(&format!("/account/events?page={pages}&page_size=25"), &order).await;
+        let data = last.ok()["data"].as_array().unwrap();
+        assert!(data.iter().all(|e| e.pointer(value).is_none_or(Value::is_null)), "{field} descending ends with NULL");
+        let ids: Vec<i64> = data.iter().map(|e| e["id"].as_i64().unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] > w[1]), "NULL rows descending go by id, newest first: {ids:?}");
     }
 }
 
