@@ -62,6 +62,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(45, "locate_ranges", "0045_locate_ranges.sql"),
     migration!(46, "nat_index", "0046_nat_index.sql"),
     migration!(47, "nullable_orders", "0047_nullable_orders.sql"),
+    migration!(48, "address_balancers", "0048_address_balancers.sql"),
 ];
 
 impl Store {

@@ -8,7 +8,6 @@ mod write;
 pub use read::TrafficSample;
 
 use crate::db::Row;
-use crate::sql::{ColKind, Column};
 use nubis_model::{Error, Result, Timestamp};
 
 use crate::rows::RowExt;

@@ -8,7 +8,7 @@ use super::*;
 use crate::Store;
 use crate::db::query;
 use crate::rows::RowExt;
-use crate::sql::{Listing, Sql, Visibility, push_ids};
+use crate::sql::{ColKind, Column, Listing, Sql, Visibility, push_ids};
 
 /// Traffic of one 5-minute period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,23 +73,62 @@ impl Store {
     }
 }
 
+/// The columns of a balancer as the lists read them (alias `b`).
+macro_rules! nb_list_cols {
+    () => {
+        "SELECT b.id, b.account_id, b.label, b.region, b.ipv4, b.v4, b.ipv6, b.client_conn_throttle, \
+         b.client_udp_sess_throttle, b.tags, b.created, b.updated "
+    };
+}
+
+/// The fields of a balancer list other than its id.
+macro_rules! nb_fields {
+    () => {
+        [
+            Column { path: "label", expr: "b.label", kind: ColKind::Text },
+            Column { path: "region", expr: "b.region", kind: ColKind::Text },
+            Column { path: "ipv4", expr: "b.ipv4", kind: ColKind::Text },
+            Column { path: "tags", expr: "b.tags", kind: ColKind::Tags { list: "nodebalancers", id: "b.id" } },
+        ]
+    };
+}
+
 const NB_LIST: Listing<'static> = Listing {
-    select: "SELECT b.id, b.account_id, b.label, b.region, b.ipv4, b.v4, b.ipv6, b.client_conn_throttle, \
-             b.client_udp_sess_throttle, b.tags, b.created, b.updated FROM nodebalancers b",
+    select: concat!(nb_list_cols!(), "FROM nodebalancers b"),
     from: "FROM nodebalancers b",
     scope: "b.account_id",
     and: "",
-    cols: &[
-        Column { path: "id", expr: "b.id", kind: ColKind::Int },
-        Column { path: "label", expr: "b.label", kind: ColKind::Text },
-        Column { path: "region", expr: "b.region", kind: ColKind::Text },
-        Column { path: "ipv4", expr: "b.ipv4", kind: ColKind::Text },
-        Column { path: "tags", expr: "b.tags", kind: ColKind::Tags { list: "nodebalancers", id: "b.id" } },
-    ],
+    cols: &{
+        let [label, region, ipv4, tags] = nb_fields!();
+        [Column { path: "id", expr: "b.id", kind: ColKind::Int }, label, region, ipv4, tags]
+    },
     order: "b.id",
     kept_count: Some("nodebalancers"),
     indexed: &["tags", "label", "region", "ipv4"],
 };
+
+/// The rows of `address_balancers` (migration 48) of one account and private address
+/// ([`address_scope`]), in balancer id order. Filters are read with the account's balancer
+/// indexes, through `b.account_id` in the visibility's condition.
+const ADDRESS_NB_LIST: Listing<'static> = Listing {
+    select: concat!(nb_list_cols!(), "FROM address_balancers x JOIN nodebalancers b ON b.id = x.nodebalancer_id"),
+    from: "FROM address_balancers x JOIN nodebalancers b ON b.id = x.nodebalancer_id",
+    scope: "x.scope",
+    and: "",
+    cols: &{
+        let [label, region, ipv4, tags] = nb_fields!();
+        [Column { path: "id", expr: "x.nodebalancer_id", kind: ColKind::Int }, label, region, ipv4, tags]
+    },
+    order: "x.nodebalancer_id",
+    kept_count: Some("address_balancers"),
+    indexed: &["tags", "label", "region", "ipv4"],
+};
+
+/// The scope of an account's balancers on a private address in `address_balancers`, as its
+/// triggers compute it.
+fn address_scope(account_id: i64, v4: i64) -> i64 {
+    account_id.wrapping_mul(1 << 32).wrapping_add(v4)
+}
 
 const CFG_LIST: Listing<'static> = Listing {
     select: "SELECT c.id, c.nodebalancer_id, c.account_id, c.label, c.port, c.protocol, c.algorithm, c.stickiness, \
@@ -166,8 +205,10 @@ impl Store {
     }
 
     /// A page of the account's balancers that have a back end on one of the instance's private
-    /// addresses (those `grant_user` holds a grant on, when given), and how many there are:
-    /// driven by the instance's addresses, not by the account's balancers.
+    /// addresses (those `grant_user` holds a grant on, when given), and how many there are.
+    /// An instance has one private address: its balancers are the rows of `address_balancers`
+    /// (migration 48) for the account and that address, counted and located like any list;
+    /// should it have more, the balancers are found from the nodes on each.
     pub async fn nodebalancers_of_instance_page(
         &self,
         account_id: i64,
@@ -177,18 +218,31 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<BalancerRow>, u64)> {
-        let of_instance = (
-            " AND b.id IN (SELECT n.nodebalancer_id FROM ip_addresses a JOIN nodebalancer_nodes n ON n.v4 = a.v4 \
-              WHERE a.public = FALSE AND a.instance_id = ",
-            instance_id,
-            ")",
-        );
-        let v = Visibility {
-            scope_id: account_id,
-            grant: grant_user.map(|u| (u, "nodebalancer", "b.id")),
-            and: Some(of_instance),
+        let private = query("SELECT v4 FROM ip_addresses WHERE instance_id = $1 AND public = $2 AND v4 IS NOT NULL")
+            .bind(instance_id)
+            .bind(false)
+            .fetch_column_i64(self.r())
+            .await?;
+        let grant = grant_user.map(|u| (u, "nodebalancer", "b.id"));
+        let (rows, total) = match private[..] {
+            [] => return Ok((Vec::new(), 0)),
+            [v4] => {
+                // A filter reads through the account's balancer indexes (`b.account_id`).
+                let and = filter.cond.is_some().then_some((" AND b.account_id = ", account_id, ""));
+                let v = Visibility { scope_id: address_scope(account_id, v4), grant, and };
+                self.fetch_page(&ADDRESS_NB_LIST, &v, filter, page, page_size).await?
+            }
+            _ => {
+                let of_instance = (
+                    " AND b.id IN (SELECT n.nodebalancer_id FROM ip_addresses a JOIN nodebalancer_nodes n \
+                      ON n.v4 = a.v4 WHERE a.public = FALSE AND a.instance_id = ",
+                    instance_id,
+                    ")",
+                );
+                let v = Visibility { scope_id: account_id, grant, and: Some(of_instance) };
+                self.fetch_page(&NB_LIST, &v, filter, page, page_size).await?
+            }
         };
-        let (rows, total) = self.fetch_page(&NB_LIST, &v, filter, page, page_size).await?;
         Ok((rows.iter().map(balancer).collect::<Result<_>>()?, total))
     }
 

@@ -784,3 +784,103 @@ async fn deep_pages_of_an_instances_firewalls_hold_the_rows_that_skipping_finds(
     assert_eq!(api.get(&path).await.ok()["results"], left);
     pages_agree_with(&s, &path, 100, every).await;
 }
+
+#[tokio::test]
+async fn deep_pages_of_an_instances_balancers_hold_the_rows_that_skipping_finds_as_nodes_come_go_and_move() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut private = Vec::new();
+    for label in ["backend-a", "backend-b"] {
+        let body = json!({"label": label, "private_ip": true, "booted": false});
+        let inst = crate::instances::create_instance(&api, "us-east", body).await;
+        let ip = inst["ipv4"].as_array().unwrap().iter().find(|a| a.as_str().unwrap().starts_with("192.168."));
+        private.push((inst["id"].as_i64().unwrap(), ip.unwrap().as_str().unwrap().to_string()));
+    }
+    let (a, pa) = private[0].clone();
+    let (b, pb) = private[1].clone();
+    let node = |label: &str, addr: &str, port: u16| json!({"label": label, "address": format!("{addr}:{port}")});
+    let seed =
+        json!({"region": "us-east", "label": "seed-lb", "configs": [{"port": 80, "nodes": [node("node1", &pa, 80)]}]});
+    let seed = api.post("/nodebalancers", seed).await.ok()["id"].as_i64().unwrap();
+    // 1,500 copies of the balancer, its config and its node on instance a's private address.
+    let cols = "account_id, label, region, ipv4, v4, ipv6, client_conn_throttle, tags, created, updated";
+    let exprs = "t.account_id, 'b-' || CAST(n.i AS TEXT), t.region, \
+                 '127.128.' || CAST(n.i / 256 AS TEXT) || '.' || CAST(n.i % 256 AS TEXT), 2139095040 + n.i, \
+                 '2001:db8:c::' || CAST(n.i AS TEXT), t.client_conn_throttle, t.tags, t.created, t.updated";
+    let template = format!("SELECT * FROM nodebalancers WHERE id = {seed}");
+    db_exec(&s, &copies(&s, "nodebalancers", cols, exprs, &template, 1_500)).await;
+    let cfg_cols = "account_id, label, port, protocol, algorithm, stickiness, check_type, check_interval, \
+                    check_timeout, check_attempts, check_path, check_body, check_passive, proxy_protocol, cipher_suite, \
+                    ssl_cert, ssl_key, ssl_commonname, ssl_fingerprint, udp_check_port, udp_session_timeout, created, updated";
+    let from_seed = |c: &str| cfg_cols.split(", ").map(|col| format!("{c}.{col}")).collect::<Vec<_>>().join(", ");
+    db_exec(
+        &s,
+        &format!(
+            "INSERT INTO nodebalancer_configs (nodebalancer_id, {cfg_cols}) SELECT b.id, {} \
+             FROM nodebalancer_configs c JOIN nodebalancers b ON b.label LIKE 'b-%' WHERE c.nodebalancer_id = {seed}",
+            from_seed("c")
+        ),
+    )
+    .await;
+    let node_cols = "account_id, label, address, v4, port, weight, mode, status, created, updated";
+    let copy_nodes = |which: &str| {
+        format!(
+            "INSERT INTO nodebalancer_nodes (config_id, nodebalancer_id, {node_cols}) SELECT c.id, c.nodebalancer_id, {} \
+             FROM nodebalancer_nodes n JOIN nodebalancer_configs c ON c.nodebalancer_id IN \
+             (SELECT id FROM nodebalancers WHERE label LIKE 'b-%' {which}) WHERE n.nodebalancer_id = {seed}",
+            node_cols.split(", ").map(|col| format!("n.{col}")).collect::<Vec<_>>().join(", ")
+        )
+    };
+    db_exec(&s, &copy_nodes("")).await;
+    let path = format!("/compute/instances/{a}/nodebalancers");
+    let listed = |v4_of: &str| {
+        format!(
+            "SELECT COUNT(DISTINCT n.nodebalancer_id) FROM nodebalancer_nodes n JOIN ip_addresses a ON a.v4 = n.v4 \
+             WHERE a.address = '{v4_of}'"
+        )
+    };
+    assert_eq!(api.get(&path).await.ok()["results"], 1_501);
+    pages_agree(&s, &path, 100).await;
+
+    // A second node on the same address does not list a balancer twice; nodes that go, or move
+    // to instance b's address, take their balancer out of a's list (and into b's).
+    db_exec(&s, &copy_nodes("AND id % 3 = 0").replace("n.label", "n.label || '-2'")).await;
+    db_exec(&s, "DELETE FROM nodebalancer_nodes WHERE nodebalancer_id % 7 = 3").await;
+    let v4b = db_scalar(&s, &format!("SELECT v4 FROM ip_addresses WHERE address = '{pb}'")).await;
+    db_exec(
+        &s,
+        &format!("UPDATE nodebalancer_nodes SET v4 = {v4b}, address = '{pb}:80' WHERE nodebalancer_id % 3 = 1"),
+    )
+    .await;
+    api.delete(&format!("/nodebalancers/{seed}")).await.ok();
+    let on_a = db_scalar(&s, &listed(&pa)).await;
+    let on_b = db_scalar(&s, &listed(&pb)).await;
+    assert!(on_a > 500 && on_b > 200, "{on_a} balancers on a, {on_b} on b");
+    assert_eq!(api.get(&path).await.ok()["results"], on_a);
+    pages_agree(&s, &path, 100).await;
+    // The list starts and ends where the nodes say.
+    let first = api.get(&format!("{path}?page_size=25")).await;
+    let edge = |f: &str| listed(&pa).replace("COUNT(DISTINCT n.nodebalancer_id)", &format!("{f}(n.nodebalancer_id)"));
+    assert_eq!(ids(first.ok())[0], db_scalar(&s, &edge("MIN")).await);
+    let last = api.get(&format!("{path}?page={}&page_size=25", (on_a as u64).div_ceil(25))).await;
+    assert_eq!(*ids(last.ok()).last().unwrap(), db_scalar(&s, &edge("MAX")).await);
+    let path_b = format!("/compute/instances/{b}/nodebalancers");
+    assert_eq!(api.get(&path_b).await.ok()["results"], on_b);
+    pages_agree(&s, &path_b, 100).await;
+    // Filters and orders read the same rows.
+    let region = api.get_filtered(&path, r#"{"region": "us-east"}"#).await;
+    assert_eq!(region.ok()["results"], on_a);
+    let one = api.get_filtered(&path, r#"{"label": "b-2"}"#).await;
+    assert_eq!(
+        one.ok()["results"],
+        db_scalar(
+            &s,
+            &format!("{} AND n.nodebalancer_id IN (SELECT id FROM nodebalancers WHERE label = 'b-2')", listed(&pa))
+        )
+        .await
+    );
+    let by_label = api.get_filtered(&format!("{path}?page=3&page_size=100"), r#"{"+order_by": "label"}"#).await;
+    let labels: Vec<String> =
+        by_label.ok()["data"].as_array().unwrap().iter().map(|b| b["label"].as_str().unwrap().to_string()).collect();
+    assert!(labels.windows(2).all(|w| w[0] <= w[1]) && labels.len() == 100, "{labels:?}");
+}
