@@ -57,8 +57,9 @@ pub(crate) enum DeepStart<'a> {
     Skip,
     /// Past the last row.
     Past,
-    /// In id order (the list's own order, or an order by its id column): a block of ids.
-    Block(Located, &'a str, bool),
+    /// In id order (the list's own order, or an order by its id column): a block of ids, and
+    /// the column the list's rows join on its id column, if any ([`joined_to`]).
+    Block(Located, &'a str, bool, Option<&'a str>),
     /// In a field's order: a range of the order fences, from the field's column (and the list's
     /// id column).
     Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, std::borrow::Cow<'static, str>, &'a str),
@@ -77,8 +78,11 @@ impl DeepStart<'_> {
         page_size: u64,
     ) -> Result<()> {
         match self {
-            DeepStart::Block(at, id_col, desc) => {
+            DeepStart::Block(at, id_col, desc, joined) => {
                 at.push_start(sql, id_col, *desc);
+                if let Some(j) = joined {
+                    at.push_start(sql, j, *desc);
+                }
                 push_order(sql, cols, filter, order)?;
                 at.push_window(sql, page_size);
             }
@@ -90,6 +94,19 @@ impl DeepStart<'_> {
         }
         Ok(())
     }
+}
+
+/// The column a list's `FROM` joins its id column to (`... JOIN nodebalancers b ON b.id =
+/// x.nodebalancer_id` for the id column `x.nodebalancer_id`: `b.id`). A deep page's start bound
+/// goes on both: PostgreSQL does not carry an inequality across a join, and a merge join would
+/// read the joined table's key from its start.
+fn joined_to<'a>(from: &'a str, id_col: &str) -> Option<&'a str> {
+    let eq = format!(" = {id_col}");
+    let at = from
+        .match_indices(&eq)
+        .map(|(i, _)| i)
+        .find(|i| from[i + eq.len()..].chars().next().is_none_or(|c| c == ' '))?;
+    from[..at].rsplit(' ').next().filter(|c| !c.is_empty())
 }
 
 /// The width of a block of `row_blocks` in blocks of the level below (in ids at level 1).
@@ -222,7 +239,7 @@ impl crate::Store {
         };
         let Some(col) = col else {
             return Ok(match self.locate(kind, scope_id, offset, desc).await? {
-                Some(at) => DeepStart::Block(at, id_col, desc),
+                Some(at) => DeepStart::Block(at, id_col, desc, joined_to(rows.from, id_col)),
                 None => DeepStart::Past,
             });
         };
@@ -280,5 +297,20 @@ impl crate::Store {
             range = Some(b * WIDTH);
         }
         Ok(Some(Located { first: block * WIDTH, last: block * WIDTH + WIDTH - 1, skip: off - before }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::joined_to;
+
+    #[test]
+    fn the_column_joined_to_the_id_column_is_found_whole() {
+        let from = "FROM address_balancers x JOIN nodebalancers b ON b.id = x.nodebalancer_id";
+        assert_eq!(joined_to(from, "x.nodebalancer_id"), Some("b.id"));
+        assert_eq!(joined_to(from, "x.nodebalancer"), None);
+        assert_eq!(joined_to("FROM firewalls f", "f.id"), None);
+        let two = "FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id JOIN x y ON y.a = d.b";
+        assert_eq!(joined_to(two, "d.firewall_id"), Some("f.id"));
     }
 }
