@@ -221,8 +221,12 @@ impl Store {
                     .await?
                     .into_iter()
                     .collect();
+                // The fences first: the triggers place each row they count in its range. The
+                // tables the triggers keep are not copied: inserting the others rebuilds them.
                 let mut columns = Vec::new();
-                for t in order.iter().filter(|t| snap_tables.contains(*t)) {
+                let fences_first =
+                    order.iter().filter(|t| *t == "order_fences").chain(order.iter().filter(|t| *t != "order_fences"));
+                for t in fences_first.filter(|t| snap_tables.contains(*t) && !KEPT_BY_TRIGGERS.contains(&t.as_str())) {
                     columns.push((t.clone(), self.pg_columns(t).await?));
                 }
                 let (tables, columns, schema) = (&tables, &columns, &schema);
@@ -356,6 +360,11 @@ impl Store {
         Ok(topological(deps))
     }
 }
+
+/// The tables triggers keep from the others (kept counts, id blocks, order fence counts, tags,
+/// an address's balancers). A PostgreSQL restore inserts the other tables, triggers on, and
+/// these come out of it: copying them too would count every row twice.
+const KEPT_BY_TRIGGERS: &[&str] = &["row_counts", "row_blocks", "order_fence_counts", "list_tags", "address_balancers"];
 
 /// Orders names so each comes after its dependencies (cycles broken in name order).
 fn topological(mut deps: BTreeMap<String, BTreeSet<String>>) -> Vec<String> {

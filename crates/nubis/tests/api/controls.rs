@@ -367,6 +367,30 @@ async fn reverse_dns_forward_lookups_fail() {
 }
 
 #[tokio::test]
+async fn a_restored_state_counts_and_tags_its_rows_once() {
+    let (s, ctl) = controlled(&[], None).await;
+    let api = s.api();
+    for label in ["one", "two", "three"] {
+        api.post("/vpcs", json!({"label": label, "region": "us-east"})).await.ok();
+        let rules = json!({"inbound": [], "inbound_policy": "DROP", "outbound": [], "outbound_policy": "ACCEPT"});
+        api.post("/networking/firewalls", json!({"label": label, "tags": ["kept"], "rules": rules})).await.ok();
+    }
+    ctl.post("/snapshots", json!({"name": "three"})).await.ok();
+    api.post("/vpcs", json!({"label": "four", "region": "us-east"})).await.ok();
+    ctl.post_empty("/snapshots/three/restore").await.ok();
+    // Kept counts, tags and events come back as they were, not once from the snapshot and once
+    // more from the rows inserted back.
+    assert_eq!(api.get("/vpcs").await.ok()["results"], 3);
+    let tagged = api.get_filtered("/networking/firewalls", r#"{"tags": "kept"}"#).await;
+    assert_eq!(tagged.ok()["results"], 3);
+    let events = api.get("/account/events").await.ok()["results"].as_u64().unwrap();
+    assert_eq!(api.get_filtered("/account/events", r#"{"id": {"+gte": 0}}"#).await.ok()["results"], events);
+    api.post("/vpcs", json!({"label": "five", "region": "us-east"})).await.ok();
+    assert_eq!(api.get("/vpcs").await.ok()["results"], 4);
+    let _ = s;
+}
+
+#[tokio::test]
 async fn snapshots_restore_the_whole_state_and_reset_starts_over() {
     let (s, ctl) = controlled(&[], None).await;
     let api = s.api();
