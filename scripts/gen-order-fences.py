@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes migrations 0039 (order fences: deep pages of a list in the order of one of its fields),
 0040 (the maintenance list on the same mechanism), 0041 (its pending windows), 0043 (the IPv6
-ranges of VPC interfaces) and 0044 (the firewalls of a service) for both engines from the tables
+ranges of VPC interfaces), 0044 (the firewalls of a service), 0047 (orders by fields that may be
+NULL), 0048 (an instance's balancers) and 0049 (VLANs) for both engines from the tables
 below: one trigger set per list, so the SQL's repetition has one source (0042, which numbers
 the fences in key order, is written by hand). Usage: scripts/gen-order-fences.py
 
@@ -495,70 +496,156 @@ GROUP BY {address_scope()}, nodebalancer_id;
 """
 
 
-def node_side(rec, sign):
-    """SQLite: the statements that count the node `rec` (NEW or OLD) in or out of its row."""
-    key = address_scope(f"{rec}.")
+# Rows kept per group of another table's rows (an address's balancers, an account's VLANs):
+# one row per group with a count of its members, inserted with the first member and deleted with
+# the last, by triggers on the members' table in their write transactions.
+def group_side(table, count, keys, sign, extra=()):
+    """SQLite: the statements that count one member in (sign 1) or out (-1) of its group's row
+    of `table`: `keys` the (column, value) pairs that name the group, `extra` those a new row
+    also takes."""
+    cols = ", ".join(c for c, _ in keys)
     if sign > 0:
-        return (f"    INSERT INTO address_balancers (scope, nodebalancer_id, nodes) VALUES ({key}, {rec}.nodebalancer_id, 1)\n"
-                f"    ON CONFLICT (scope, nodebalancer_id) DO UPDATE SET nodes = nodes + 1;")
-    return (f"    UPDATE address_balancers SET nodes = nodes - 1 WHERE scope = {key} AND nodebalancer_id = {rec}.nodebalancer_id;\n"
-            f"    DELETE FROM address_balancers WHERE scope = {key} AND nodebalancer_id = {rec}.nodebalancer_id AND nodes <= 0;")
+        names = ", ".join([c for c, _ in keys + list(extra)] + [count])
+        vals = ", ".join([v for _, v in keys + list(extra)] + ["1"])
+        return (f"    INSERT INTO {table} ({names}) VALUES ({vals})\n"
+                f"    ON CONFLICT ({cols}) DO UPDATE SET {count} = {count} + 1;")
+    match = " AND ".join(f"{c} = {v}" for c, v in keys)
+    return (f"    UPDATE {table} SET {count} = {count} - 1 WHERE {match};\n"
+            f"    DELETE FROM {table} WHERE {match} AND {count} <= 0;")
 
 
-MOVED = "OLD.v4 IS NOT NEW.v4 OR OLD.account_id IS NOT NEW.account_id OR OLD.nodebalancer_id IS NOT NEW.nodebalancer_id"
-NODES_48_SQLITE = f"""CREATE TRIGGER nodes_address_balancers_insert AFTER INSERT ON nodebalancer_nodes BEGIN
-{node_side("NEW", 1)}
-END;
-CREATE TRIGGER nodes_address_balancers_delete AFTER DELETE ON nodebalancer_nodes BEGIN
-{node_side("OLD", -1)}
-END;
-CREATE TRIGGER nodes_address_balancers_update AFTER UPDATE OF v4, account_id, nodebalancer_id ON nodebalancer_nodes
-WHEN {MOVED} BEGIN
-{node_side("OLD", -1)}
-{node_side("NEW", 1)}
-END;
-"""
+def sqlite_groups(name, child, watched, moved, side, member=None):
+    """SQLite: the triggers on `child` that keep its groups' rows. `side(rec, sign)` gives the
+    statements for the member `rec` (NEW or OLD), `moved` the condition that a row changed
+    group, `member` (with {r}) that a row is a member at all (None: every row is)."""
+    def when(rec):
+        return f" WHEN {member.format(r=rec)}" if member else ""
+    out = (f"CREATE TRIGGER {name}_insert AFTER INSERT ON {child}{when('NEW')} BEGIN\n{side('NEW', 1)}\nEND;\n"
+           f"CREATE TRIGGER {name}_delete AFTER DELETE ON {child}{when('OLD')} BEGIN\n{side('OLD', -1)}\nEND;\n")
+    update = f"AFTER UPDATE OF {watched} ON {child}\nWHEN "
+    if member is None:
+        return out + f"CREATE TRIGGER {name}_update {update}{moved} BEGIN\n{side('OLD', -1)}\n{side('NEW', 1)}\nEND;\n"
+    # Each side only where that row is a member.
+    return out + "".join(f"CREATE TRIGGER {name}_update_{tag} {update}({moved}) AND {member.format(r=rec)} BEGIN\n"
+                         f"{side(rec, sign)}\nEND;\n" for tag, rec, sign in (("old", "OLD", -1), ("new", "NEW", 1)))
 
 
-def pg_node_side(src, sign):
-    """PostgreSQL: the statements that count the nodes of `src` (a FROM item naming them `r`)
-    in (sign 1) or out (-1) of their rows."""
-    key = address_scope("r.")
+def pg_group_side(table, count, keys, src, sign, extra=()):
+    """PostgreSQL: the statements that count the members of `src` (a FROM item naming them `r`)
+    in (sign 1) or out (-1) of their groups' rows: `keys` (column, expression) name the group,
+    `extra` (column, aggregate) the values a new row takes."""
+    cols = ", ".join(c for c, _ in keys)
+    by = ", ".join(str(i + 1) for i in range(len(keys)))
     if sign > 0:
-        return (f"        INSERT INTO address_balancers (scope, nodebalancer_id, nodes)\n"
-                f"        SELECT {key}, r.nodebalancer_id, COUNT(*) FROM {src} GROUP BY 1, 2\n"
-                f"        ON CONFLICT (scope, nodebalancer_id) DO UPDATE SET nodes = address_balancers.nodes + excluded.nodes;")
-    return (f"        UPDATE address_balancers x SET nodes = x.nodes - d.n\n"
-            f"        FROM (SELECT {key} AS scope, r.nodebalancer_id, COUNT(*) AS n FROM {src} GROUP BY 1, 2) d\n"
-            f"        WHERE x.scope = d.scope AND x.nodebalancer_id = d.nodebalancer_id;\n"
-            f"        DELETE FROM address_balancers x USING {src}\n"
-            f"        WHERE x.scope = {key} AND x.nodebalancer_id = r.nodebalancer_id AND x.nodes <= 0;")
+        names = ", ".join([c for c, _ in keys + list(extra)] + [count])
+        vals = ", ".join([e for _, e in keys + list(extra)] + ["COUNT(*)"])
+        return (f"        INSERT INTO {table} ({names})\n"
+                f"        SELECT {vals} FROM {src} GROUP BY {by}\n"
+                f"        ON CONFLICT ({cols}) DO UPDATE SET {count} = {table}.{count} + excluded.{count};")
+    named = ", ".join(e if e == f"r.{c}" else f"{e} AS {c}" for c, e in keys)
+    return (f"        UPDATE {table} x SET {count} = x.{count} - d.n\n"
+            f"        FROM (SELECT {named}, COUNT(*) AS n FROM {src} GROUP BY {by}) d\n"
+            f"        WHERE {' AND '.join(f'x.{c} = d.{c}' for c, _ in keys)};\n"
+            f"        DELETE FROM {table} x USING {src}\n"
+            f"        WHERE {' AND '.join(f'x.{c} = {e}' for c, e in keys)} AND x.{count} <= 0;")
 
 
-PG_MOVED = "o.v4 <> n.v4 OR o.account_id <> n.account_id OR o.nodebalancer_id <> n.nodebalancer_id"
-NODES_48_POSTGRES = f"""CREATE FUNCTION nubis_nodes_address_balancers() RETURNS trigger LANGUAGE plpgsql AS $fn$
+def pg_groups(name, child, moved, side, member=None):
+    """PostgreSQL: the function and statement triggers on `child` that keep its groups' rows;
+    `side(src, sign)`, `moved` (rows o before, n after) and `member` (with {r}) as in
+    `sqlite_groups`."""
+    def rows(table, rec):
+        return f"{table} r" if member is None else f"(SELECT * FROM {table} {rec} WHERE {member.format(r=rec)}) r"
+    def changed(rec):
+        also = f" AND {member.format(r=rec)}" if member else ""
+        cond = f"({moved}){also}" if member else moved
+        return f"(SELECT {rec}.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {cond}) r"
+    fn = f"nubis_{name}"
+    return f"""CREATE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-{pg_node_side("new_rows r", 1)}
+{side(rows("new_rows", "n"), 1)}
     END IF;
     IF TG_OP = 'DELETE' THEN
-{pg_node_side("old_rows r", -1)}
+{side(rows("old_rows", "o"), -1)}
     END IF;
     IF TG_OP = 'UPDATE' THEN
-{pg_node_side(f"(SELECT o.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {PG_MOVED}) r", -1)}
-{pg_node_side(f"(SELECT n.* FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {PG_MOVED}) r", 1)}
+{side(changed("o"), -1)}
+{side(changed("n"), 1)}
     END IF;
     RETURN NULL;
 END
 $fn$;
-CREATE TRIGGER nodes_address_balancers_ins AFTER INSERT ON nodebalancer_nodes REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION nubis_nodes_address_balancers();
-CREATE TRIGGER nodes_address_balancers_del AFTER DELETE ON nodebalancer_nodes REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION nubis_nodes_address_balancers();
-CREATE TRIGGER nodes_address_balancers_upd AFTER UPDATE ON nodebalancer_nodes
+CREATE TRIGGER {name}_ins AFTER INSERT ON {child} REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION {fn}();
+CREATE TRIGGER {name}_del AFTER DELETE ON {child} REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION {fn}();
+CREATE TRIGGER {name}_upd AFTER UPDATE ON {child}
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION nubis_nodes_address_balancers();
+  FOR EACH STATEMENT EXECUTE FUNCTION {fn}();
 """
+
+
+def node_keys(rec):
+    return [("scope", address_scope(f"{rec}.")), ("nodebalancer_id", f"{rec}.nodebalancer_id")]
+
+
+NODES_48_SQLITE = sqlite_groups(
+    "nodes_address_balancers", "nodebalancer_nodes", "v4, account_id, nodebalancer_id",
+    "OLD.v4 IS NOT NEW.v4 OR OLD.account_id IS NOT NEW.account_id OR OLD.nodebalancer_id IS NOT NEW.nodebalancer_id",
+    lambda rec, sign: group_side("address_balancers", "nodes", node_keys(rec), sign))
+NODES_48_POSTGRES = pg_groups(
+    "nodes_address_balancers", "nodebalancer_nodes",
+    "o.v4 <> n.v4 OR o.account_id <> n.account_id OR o.nodebalancer_id <> n.nodebalancer_id",
+    lambda src, sign: pg_group_side("address_balancers", "nodes", node_keys("r"), src, sign))
+
+
+# Added by 0049: an account's VLANs as rows, one per region and label its VLAN interfaces carry
+# (docs/decisions.md, "VLANs"), with an id in the order they came into being, kept counts and
+# blocks, and fences for the orders by label and region.
+VLANS = [("vlans", "vlans", "account_id", True)]
+FENCES_49 = [("vlans", "vlans", "account_id", None, "id", [("label", "label", "text"), ("region", "region", "text")])]
+# The order by region reads the unique index (account_id, region, label): an account has at most
+# ten VLANs in a region, so a page sorts at most ten rows of a region by id. An index on
+# (account_id, region, id) would let PostgreSQL, before it has statistics of the table, look a
+# VLAN up by it and filter the region's rows by label.
+INDEXES_49 = [("vlans_account_label", "vlans", "account_id, label, id")]
+HEAD_49 = """-- An account's VLANs as rows (docs/decisions.md, "VLANs"): one per account, region and label
+-- that VLAN interfaces carry, made with the first and deleted with the last by triggers on the
+-- interfaces, with kept counts, blocks and fences so that a page of them is located like any
+-- list's. Generated by scripts/gen-order-fences.py.
+"""
+VLAN_TABLE = """CREATE TABLE vlans (
+    id {id},
+    account_id BIGINT NOT NULL,
+    region TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created TEXT NOT NULL,
+    interfaces BIGINT NOT NULL,
+    UNIQUE (account_id, region, label)
+);
+INSERT INTO vlans (account_id, region, label, created, interfaces)
+SELECT account_id, region, label, MIN(created), COUNT(*) FROM instance_interfaces
+WHERE purpose = 'vlan' AND label IS NOT NULL
+GROUP BY account_id, region, label ORDER BY MIN(created), region, label;
+"""
+VLAN_MEMBER = "{r}.purpose = 'vlan' AND {r}.label IS NOT NULL"
+
+
+def vlan_keys(rec):
+    return [(c, f"{rec}.{c}") for c in ("account_id", "region", "label")]
+
+
+VLANS_49_SQLITE = VLAN_TABLE.format(id="INTEGER PRIMARY KEY AUTOINCREMENT") + sqlite_groups(
+    "interfaces_vlans", "instance_interfaces", "account_id, region, purpose, label",
+    " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in ("account_id", "region", "purpose", "label")),
+    lambda rec, sign: group_side("vlans", "interfaces", vlan_keys(rec), sign, [("created", f"{rec}.created")]),
+    VLAN_MEMBER)
+VLANS_49_POSTGRES = VLAN_TABLE.format(id="BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY") + pg_groups(
+    "interfaces_vlans", "instance_interfaces",
+    " OR ".join(f"o.{c} IS DISTINCT FROM n.{c}" for c in ("account_id", "region", "purpose", "label")),
+    lambda src, sign: pg_group_side("vlans", "interfaces", vlan_keys("r"), src, sign, [("created", "MIN(r.created)")]),
+    VLAN_MEMBER)
 
 
 base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
@@ -572,6 +659,7 @@ for engine in ("sqlite", "postgres"):
         "0044_service_firewalls": (HEAD_44, SERVICE_FIREWALLS, (), INDEXES_44, ("", "")),
         "0047_nullable_orders": (HEAD_47, [], FENCES_47, INDEXES_47, ("", ""), "_nullable"),
         "0048_address_balancers": (HEAD_48, ADDRESS_BALANCERS, (), (), (NODES_48_SQLITE, NODES_48_POSTGRES)),
+        "0049_vlans": (HEAD_49, VLANS, FENCES_49, INDEXES_49, (VLANS_49_SQLITE, VLANS_49_POSTGRES)),
     }
     for name, (head, lists, fences, indexes, cleanup, *suffix) in later.items():
         sql = later_migration(engine, head, lists, fences, indexes, cleanup, *suffix)

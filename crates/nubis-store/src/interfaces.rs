@@ -217,16 +217,14 @@ impl Tx<'_> {
             .collect()
     }
 
-    /// The distinct VLAN labels of an account in a region, read inside the transaction.
+    /// The VLAN labels of an account in a region (its rows of `vlans`), read inside the
+    /// transaction.
     pub async fn vlan_labels(&mut self, account_id: i64, region: &str) -> Result<Vec<String>> {
-        query(
-            "SELECT DISTINCT label FROM instance_interfaces WHERE account_id = $1 AND region = $2 \
-             AND purpose = 'vlan' ORDER BY label",
-        )
-        .bind(account_id)
-        .bind(region)
-        .fetch_column_str(self.h())
-        .await
+        query("SELECT label FROM vlans WHERE account_id = $1 AND region = $2 ORDER BY label")
+            .bind(account_id)
+            .bind(region)
+            .fetch_column_str(self.h())
+            .await
     }
 
     /// The VPC interface that uses `address` as its 1:1 NAT, if any (inside the transaction).
@@ -373,29 +371,30 @@ pub struct VlanRow {
     pub created: Timestamp,
 }
 
-const VLAN_COLS: &[crate::sql::Column] = &[
-    crate::sql::Column { path: "label", expr: "x.label", kind: crate::sql::ColKind::Text },
-    crate::sql::Column { path: "region", expr: "x.region", kind: crate::sql::ColKind::Text },
-];
+/// An account's VLANs: the rows of `vlans` (migration 49), kept from the VLAN interfaces by
+/// triggers, in the order they came into being (id), with a kept count and blocks.
+const VLAN_LIST: crate::sql::Listing<'static> = crate::sql::Listing {
+    select: "SELECT x.region, x.label, x.created FROM vlans x",
+    from: "FROM vlans x",
+    scope: "x.account_id",
+    and: "",
+    cols: &[
+        crate::sql::Column { path: "label", expr: "x.label", kind: crate::sql::ColKind::Text },
+        crate::sql::Column { path: "region", expr: "x.region", kind: crate::sql::ColKind::Text },
+    ],
+    order: "x.id",
+    kept_count: Some("vlans"),
+    indexed: &["label", "region"],
+};
 
-/// `FROM (<VLANs of the account>) x WHERE <visible>`.
-fn push_vlans_from(sql: &mut crate::sql::Sql, account_id: i64, grant_user: Option<i64>) {
-    use crate::sql::Val;
-    sql.push(
-        " FROM (SELECT f.region, f.label, MIN(f.created) AS created FROM instance_interfaces f \
-         WHERE f.purpose = 'vlan' AND f.label IS NOT NULL AND f.account_id = ",
-    );
-    sql.bind(Val::I64(account_id));
-    sql.push(" GROUP BY f.region, f.label) x WHERE 1 = 1");
-    if let Some(user) = grant_user {
-        sql.push(
-            " AND EXISTS (SELECT 1 FROM instance_interfaces v JOIN grants g ON g.entity_id = v.instance_id \
-             AND g.kind = 'instance' WHERE v.purpose = 'vlan' AND v.region = x.region AND v.label = x.label \
-             AND v.account_id = ",
-        );
-        sql.bind(Val::I64(account_id)).push(" AND g.user_id = ").bind(Val::I64(user)).push(")");
-    }
-}
+/// A restricted user sees the VLANs with an instance it holds a grant on (the user's id goes
+/// between the two parts).
+const VLAN_GRANTED: (&str, &str) = (
+    " AND EXISTS (SELECT 1 FROM instance_interfaces v JOIN grants g ON g.entity_id = v.instance_id \
+     AND g.kind = 'instance' WHERE v.purpose = 'vlan' AND v.account_id = x.account_id AND v.region = x.region \
+     AND v.label = x.label AND g.user_id = ",
+    ")",
+);
 
 impl Store {
     /// One page of an account's VLANs (only those with an instance `grant_user` holds a grant
@@ -408,28 +407,13 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VlanRow>, u64)> {
-        use crate::sql::{Sql, push_filter, push_order, push_page};
-        let mut sql = Sql::new("SELECT x.region, x.label, x.created");
-        push_vlans_from(&mut sql, account_id, grant_user);
-        push_filter(&mut sql, self.backend(), VLAN_COLS, filter)?;
-        push_order(&mut sql, VLAN_COLS, filter, "x.created, x.region, x.label")?;
-        push_page(&mut sql, page, page_size);
-        let rows = sql.query().fetch_all(self.r()).await?;
-        let vlans: Vec<VlanRow> = rows
+        let and = grant_user.map(|u| (VLAN_GRANTED.0, u, VLAN_GRANTED.1));
+        let v = crate::sql::Visibility { scope_id: account_id, grant: None, and };
+        let (rows, total) = self.fetch_page(&VLAN_LIST, &v, filter, page, page_size).await?;
+        let vlans = rows
             .iter()
             .map(|r| Ok(VlanRow { region: r.str("region")?, label: r.str("label")?, created: r.ts("created")? }))
             .collect::<Result<_>>()?;
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
-        let total = if !vlans.is_empty() && (vlans.len() as u64) < page_size {
-            offset + vlans.len() as u64
-        } else if vlans.is_empty() && page <= 1 {
-            0
-        } else {
-            let mut count = Sql::new("SELECT COUNT(*)");
-            push_vlans_from(&mut count, account_id, grant_user);
-            push_filter(&mut count, self.backend(), VLAN_COLS, filter)?;
-            count.query().fetch_i64(self.r()).await?.max(0) as u64
-        };
         Ok((vlans, total))
     }
 

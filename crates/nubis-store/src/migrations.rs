@@ -63,6 +63,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(46, "nat_index", "0046_nat_index.sql"),
     migration!(47, "nullable_orders", "0047_nullable_orders.sql"),
     migration!(48, "address_balancers", "0048_address_balancers.sql"),
+    migration!(49, "vlans", "0049_vlans.sql"),
 ];
 
 impl Store {
