@@ -64,6 +64,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(47, "nullable_orders", "0047_nullable_orders.sql"),
     migration!(48, "address_balancers", "0048_address_balancers.sql"),
     migration!(49, "vlans", "0049_vlans.sql"),
+    migration!(50, "address_balancer_orders", "0050_address_balancer_orders.sql"),
 ];
 
 impl Store {

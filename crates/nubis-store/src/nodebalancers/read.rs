@@ -108,16 +108,24 @@ const NB_LIST: Listing<'static> = Listing {
 };
 
 /// The rows of `address_balancers` (migration 48) of one account and private address
-/// ([`address_scope`]), in balancer id order. Filters are read with the account's balancer
-/// indexes, through `b.account_id` in the visibility's condition.
+/// ([`address_scope`]), in balancer id order. The rows carry their balancer's label and region
+/// (migration 50), so the orders by them and their filters read the rows' own indexes and
+/// fences; other filters are read with the account's balancer indexes, through `b.account_id`
+/// in the visibility's condition.
 const ADDRESS_NB_LIST: Listing<'static> = Listing {
     select: concat!(nb_list_cols!(), "FROM address_balancers x JOIN nodebalancers b ON b.id = x.nodebalancer_id"),
     from: "FROM address_balancers x JOIN nodebalancers b ON b.id = x.nodebalancer_id",
     scope: "x.scope",
     and: "",
     cols: &{
-        let [label, region, ipv4, tags] = nb_fields!();
-        [Column { path: "id", expr: "x.nodebalancer_id", kind: ColKind::Int }, label, region, ipv4, tags]
+        let [_, _, ipv4, tags] = nb_fields!();
+        [
+            Column { path: "id", expr: "x.nodebalancer_id", kind: ColKind::Int },
+            Column { path: "label", expr: "x.label", kind: ColKind::Text },
+            Column { path: "region", expr: "x.region", kind: ColKind::Text },
+            ipv4,
+            tags,
+        ]
     },
     order: "x.nodebalancer_id",
     kept_count: Some("address_balancers"),

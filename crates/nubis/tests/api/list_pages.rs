@@ -895,6 +895,23 @@ async fn deep_pages_of_an_instances_balancers_hold_the_rows_that_skipping_finds_
     let labels: Vec<String> =
         by_label.ok()["data"].as_array().unwrap().iter().map(|b| b["label"].as_str().unwrap().to_string()).collect();
     assert!(labels.windows(2).all(|w| w[0] <= w[1]) && labels.len() == 100, "{labels:?}");
+    // The orders by label and region read the rows' own copies of them (migration 50), which
+    // follow a renamed balancer.
+    let every = r#""id": {"+gte": 0}"#;
+    order_pages_agree(&s, &path, "label", 100, every).await;
+    order_pages_agree(&s, &path, "region", 250, every).await;
+    let renamed = ids(api.get_filtered(&path, r#"{"label": "b-700"}"#).await.ok())[0];
+    api.put(&format!("/nodebalancers/{renamed}"), json!({"label": "aaa-first"})).await.ok();
+    let first = api.get_filtered(&format!("{path}?page_size=25"), r#"{"+order_by": "label"}"#).await;
+    assert_eq!(first.ok()["data"][0]["id"], renamed);
+    assert_eq!(first.body["data"][0]["label"], "aaa-first");
+    let last = api.get_filtered(&path, r#"{"+order_by": "label", "+order": "desc"}"#).await;
+    let pages = last.ok()["pages"].as_u64().unwrap();
+    let last = api.get_filtered(&format!("{path}?page={pages}"), r#"{"+order_by": "label", "+order": "desc"}"#).await;
+    assert_eq!(last.ok()["data"].as_array().unwrap().last().unwrap()["id"], renamed);
+    order_pages_agree(&s, &path, "label", 100, every).await;
+    assert_eq!(api.get_filtered(&path, r#"{"label": "aaa-first"}"#).await.ok()["results"], 1);
+    assert_eq!(api.get_filtered(&path, r#"{"label": "b-700"}"#).await.ok()["results"], 0);
 }
 
 #[tokio::test]
