@@ -430,11 +430,18 @@ impl Store {
             return Ok(Vec::new());
         }
         let labels: Vec<String> = vlans.iter().map(|v| v.label.clone()).collect();
+        let mut regions: Vec<String> = vlans.iter().map(|v| v.region.clone()).collect();
+        regions.sort();
+        regions.dedup();
+        // The page's regions and labels both bound the seek in the index on (account, region,
+        // label): the labels alone would read every interface of the account.
         let mut sql = Sql::new(
             "SELECT DISTINCT f.region, f.label, f.instance_id FROM instance_interfaces f \
              WHERE f.purpose = 'vlan' AND f.account_id = ",
         );
-        sql.bind(Val::I64(account_id)).push(" AND f.label IN ");
+        sql.bind(Val::I64(account_id)).push(" AND f.region IN ");
+        push_strs(&mut sql, &regions);
+        sql.push(" AND f.label IN ");
         push_strs(&mut sql, &labels);
         if let Some(user) = grant_user {
             sql.push(" AND EXISTS (SELECT 1 FROM grants g WHERE g.kind = 'instance' AND g.entity_id = f.instance_id");
