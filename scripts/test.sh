@@ -11,19 +11,23 @@ cd "$(dirname "$0")/.."
 # NUBIS_SKIP_HAPROXY=1.
 scripts/haproxy.sh || echo "!!! HAProxy is not installed: the differential framing test will fail (NUBIS_SKIP_HAPROXY=1 skips it)"
 
-echo "==> cargo test (SQLite)"
+# Each stage says when it starts (seconds since this script began), so a run's log shows where
+# its time went.
+stage() { echo "==> $1 (at ${SECONDS}s)"; }
+
+stage "cargo test (SQLite)"
 cargo test --workspace --locked
 
-echo "==> client suite (official SDK and CLI, tests/clients)"
+stage "client suite (official SDK and CLI, tests/clients)"
 scripts/clients-test.sh
 
-echo "==> web console in headless Chromium (tests/console)"
+stage "web console in headless Chromium (tests/console)"
 scripts/console-test.sh
 
-echo "==> real instances: the netns suite and the API suite on the netns driver (root)"
+stage "real instances: the netns suite and the API suite on the netns driver (root)"
 scripts/netns-test.sh
 
-echo "==> API suite on PostgreSQL"
+stage "API suite on PostgreSQL"
 if PGENV=$(scripts/pg.sh start); then
   eval "$PGENV"
   trap 'scripts/pg.sh stop "$PGBASE"' EXIT
@@ -36,7 +40,7 @@ else
   echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
   if [ "${NUBIS_REQUIRE_POSTGRES:-0}" = 1 ]; then exit 1; fi
 fi
-echo "==> example suites of the test controls (examples/pytest, Rust recipe)"
+stage "example suites of the test controls (examples/pytest, Rust recipe)"
 scripts/examples-test.sh
 
-echo "==> all tests passed"
+stage "all tests passed"
