@@ -956,6 +956,12 @@ def wrk(path, pages, xfilter):
     return rps, p99, errs
 
 
+def seconds(duration):
+    """wrk's duration (`2s`, `1m`, `1h`, or seconds) in seconds."""
+    m = re.fullmatch(r"([\d.]+)([smh]?)", duration)
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)] if m else 1.0
+
+
 def settle():
     """After a run whose requests outlived it: waits (up to a minute) until a read by key answers
     quickly again, so that requests wrk left behind do not slow the next row."""
@@ -1017,7 +1023,9 @@ def measure(ops, params, rare):
                 continue
             n = body["results"]
             rps, p99, errs = wrk(url, npages if npages is not None else math.ceil(n / 100), xf)
-            if p99 is None or p99 >= 1000 or errs:
+            # A run that completed fewer requests than twice its connections left requests
+            # behind (each took about as long as the run, or longer): they are waited for.
+            if p99 is None or p99 >= 1000 or errs or rps * seconds(D) < 2 * int(C):
                 settle()
             out[(path, name)] = {"shown": shown, "results": n, "rps": rps, "p99": p99, "errors": errs}
             log(f"  {path} {shown}: {n} results, {rps:.0f} req/s, p99 {p99 if p99 is None else round(p99, 1)} ms")
