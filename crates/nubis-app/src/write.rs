@@ -23,7 +23,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use nubis_model::{Error, Result};
-use nubis_store::{Committed, Tx};
+use nubis_store::{Committed, Turn, Tx};
 
 use crate::App;
 
@@ -39,6 +39,11 @@ const BALANCER_TABLES: &[&str] = &["nodebalancers", "nodebalancer_configs", "nod
 /// with [`backoff`], about four seconds of trying. (A unique violation that the operation did not
 /// turn into a field error runs it once more.)
 const ATTEMPTS: u32 = 40;
+
+/// After this many serialization failures in a row a write runs alone ([`Turn::Alone`]): a
+/// transaction that reads and writes many rows (an instance's create) can otherwise lose to
+/// smaller concurrent writers again and again.
+const ALONE_AFTER: u32 = 3;
 
 /// What a write decided: keep what it did, or keep nothing and answer all the same (an answer
 /// that refuses what was asked, once what it depended on was read).
@@ -77,7 +82,8 @@ impl App {
         let mut unique_again = self.store.backend() == nubis_store::Backend::Postgres;
         loop {
             let outcome = async {
-                let mut tx = self.store.begin().await?;
+                let turn = if attempt >= ALONE_AFTER { Turn::Alone } else { Turn::Beside };
+                let mut tx = self.store.begin_as(turn).await?;
                 match op(&mut tx).await? {
                     Decided::Commit(value) => Ok((value, Some(tx.commit_changes().await?))),
                     // Dropping the transaction rolls it back.

@@ -1,6 +1,6 @@
 //! The write shape, checked on the source of this crate (see `src/write.rs`):
 //!
-//! - a write transaction is opened only by `App::write` (no `.begin()` anywhere else);
+//! - a write transaction is opened only by `App::write` (no `.begin()` or `.begin_as()` anywhere else);
 //! - a closure handed to `write`, and every function that takes the transaction (`Tx`), reads
 //!   only through the transaction: it never names the store, and every call of a method of
 //!   `self` either hands the transaction on or is one of the helpers listed below, which read
@@ -113,7 +113,7 @@ impl<'ast> Visit<'ast> for Check<'_> {
 
     fn visit_expr_method_call(&mut self, c: &'ast syn::ExprMethodCall) {
         let method = c.method.to_string();
-        if method == "begin" && !self.file.ends_with("src/write.rs") {
+        if (method == "begin" || method == "begin_as") && !self.file.ends_with("src/write.rs") {
             self.problems.push(format!("{}: a transaction begun outside App::write", self.file));
         }
         if method == "write" {

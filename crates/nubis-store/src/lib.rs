@@ -64,7 +64,7 @@ use nubis_model::{Error, Result};
 pub use cache::Key as CacheKey;
 use cache::{Cache, Mode};
 use db::{Handle, lite::Lite, query};
-pub use tx::{Committed, Tx, retry};
+pub use tx::{Committed, Turn, Tx, retry};
 
 /// Which database is behind the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -65,12 +65,13 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(48, "address_balancers", "0048_address_balancers.sql"),
     migration!(49, "vlans", "0049_vlans.sql"),
     migration!(50, "address_balancer_orders", "0050_address_balancer_orders.sql"),
+    migration!(51, "write_gate", "0051_write_gate.sql"),
 ];
 
 impl Store {
     pub(crate) async fn migrate(&self) -> Result<()> {
         retry(|| async {
-            let mut tx = self.begin().await?;
+            let mut tx = self.begin_ungated().await?;
             if self.backend() == Backend::Postgres {
                 // One replica migrates at a time (waiting as long as another one's migration takes).
                 tx.execute_batch("SELECT pg_advisory_xact_lock(7283541)").await?;

@@ -8,15 +8,43 @@ use nubis_model::{Error, Result};
 use crate::db::{self, Handle, query};
 use crate::{Backend, Engine, Store, cache};
 
+/// Where a write transaction stands among the other writers on PostgreSQL (docs/decisions.md,
+/// "A write that keeps losing runs alone"). Every write takes the `write_gate` table's lock
+/// before its first read, so before its snapshot: `ROW SHARE` for a write that runs beside the
+/// others, `EXCLUSIVE` for one that lost too many times and runs once the writers before it have
+/// finished, while the ones after it wait. SQLite's writes always run alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    Beside,
+    Alone,
+}
+
 impl Store {
     /// Starts a write transaction: on SQLite it holds the single write permit; on PostgreSQL it
-    /// is SERIALIZABLE.
+    /// is SERIALIZABLE and runs beside the other writers.
     pub async fn begin(&self) -> Result<Tx<'_>> {
+        self.begin_as(Turn::Beside).await
+    }
+
+    /// [`Store::begin`], at the given [`Turn`].
+    pub async fn begin_as(&self, turn: Turn) -> Result<Tx<'_>> {
+        self.begin_with(match turn {
+            Turn::Beside => "BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE write_gate IN ROW SHARE MODE",
+            Turn::Alone => "BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE write_gate IN EXCLUSIVE MODE",
+        })
+        .await
+    }
+
+    /// A write transaction that does not take the gate: the migrations, which may run before the
+    /// gate exists (they wait for each other on an advisory lock of their own).
+    pub(crate) async fn begin_ungated(&self) -> Result<Tx<'_>> {
+        self.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE").await
+    }
+
+    async fn begin_with(&self, pg_begin: &'static str) -> Result<Tx<'_>> {
         let inner = match &self.inner.engine {
             Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
-            Engine::Pg(p) => {
-                TxInner::Pg(Some(db::pg::bounded(p.begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE")).await?))
-            }
+            Engine::Pg(p) => TxInner::Pg(Some(db::pg::bounded(p.begin_with(pg_begin)).await?)),
         };
         Ok(Tx { store: self, inner, mail_queued: false })
     }

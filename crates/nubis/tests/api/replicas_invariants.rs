@@ -479,3 +479,56 @@ async fn random_concurrent_writes_through_several_replicas_keep_every_invariant(
     }
     tokio::time::timeout(Duration::from_secs(120), run(&replicas, seed, 16, 70)).await.expect("the run finished");
 }
+
+/// Another replica's writer, as nubis's own writes run on PostgreSQL (beside the others at the
+/// write gate), that keeps VPC `vpc` locked: it updates the row and holds it for 30 ms before
+/// committing, again and again, until `stop`.
+async fn writer_holding(database: String, vpc: i64, stop: Arc<std::sync::atomic::AtomicBool>) -> usize {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&database).await.expect("connect to the test database");
+    let mut commits = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        sqlx::raw_sql("BEGIN; LOCK TABLE write_gate IN ROW SHARE MODE").execute(&mut conn).await.unwrap();
+        sqlx::query("UPDATE vpcs SET description = description WHERE id = $1")
+            .bind(vpc)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        sqlx::raw_sql("COMMIT").execute(&mut conn).await.unwrap();
+        commits += 1;
+    }
+    let _ = conn.close().await;
+    commits
+}
+
+/// A write that loses to other writers again and again is answered all the same: after a few
+/// serialization failures it runs alone (PostgreSQL's write gate). Two writers of another
+/// replica keep the VPC's row locked in turns, each committing a change under the API's update:
+/// every attempt beside them fails, so without the gate the update would give up with a 503.
+/// (SQLite runs one write at a time: there is no such race to lose.)
+#[tokio::test]
+async fn a_write_that_keeps_losing_to_another_replicas_writes_runs_alone_and_is_answered() {
+    if !on_postgres() {
+        return;
+    }
+    let server = TestServer::start().await;
+    let api = server.api();
+    let vpc = api.post("/vpcs", json!({"label": unique("gate"), "region": "us-east"})).await;
+    let id = vpc.ok()["id"].as_i64().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> =
+        (0..2).map(|_| tokio::spawn(writer_holding(server.database.clone(), id, Arc::clone(&stop)))).collect();
+    // Both writers are in their loop: the row changes under every snapshot from now on.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let label = unique("alone");
+    let r = api.put(&format!("/vpcs/{id}"), json!({"label": label})).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut commits = 0;
+    for w in writers {
+        commits += w.await.unwrap();
+    }
+    assert_eq!(r.status, 200, "the update lost to the other writers: {}", r.body);
+    assert!(commits >= 4, "the other writers ran beside the update ({commits} commits)");
+    assert_eq!(api.get(&format!("/vpcs/{id}")).await.ok()["label"], json!(label));
+}
