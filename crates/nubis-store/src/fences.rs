@@ -48,13 +48,26 @@ pub(crate) struct Rows<'a> {
 impl Rows<'_> {
     /// What the keys of a page are read from: the list's first table alone when the rest of its
     /// `FROM` only joins other tables to it and the keys need nothing of them (the scope, the
-    /// field and the id are the first table's, no further condition), else the whole `FROM`.
+    /// field, the id and the list's conditions are the first table's), else the whole `FROM`.
     fn keys_from(&self, expr: &str, id_col: &str) -> &str {
         let Some((first, _)) = self.from.split_once(" JOIN ") else { return self.from };
         let alias = first.rsplit(' ').next().unwrap_or_default();
         let own = |c: &str| c.strip_prefix(alias).is_some_and(|rest| rest.starts_with('.'));
-        if self.and.is_empty() && own(self.scope) && own(expr) && own(id_col) { first } else { self.from }
+        if only_of(self.and, alias) && own(self.scope) && own(expr) && own(id_col) { first } else { self.from }
     }
+}
+
+/// Whether every qualified name in the SQL condition `cond` is a column of `alias` (`f.x`, never
+/// `i.x`); a dot anywhere else (a number, a quoted text) counts as another table's, to be safe.
+fn only_of(cond: &str, alias: &str) -> bool {
+    cond.match_indices('.').all(|(at, _)| {
+        let before = &cond[..at];
+        if before.matches('\'').count() % 2 == 1 {
+            return false;
+        }
+        let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        &before[start..] == alias
+    })
 }
 
 impl FenceAt {
@@ -436,6 +449,14 @@ mod tests {
         assert_eq!(r.keys_from("COALESCE(x.label, '')", "x.nodebalancer_id"), joined);
         assert_eq!(rows(joined, "x.scope", " AND b.status = 'x'").keys_from("x.label", "x.nodebalancer_id"), joined);
         assert_eq!(rows(joined, "b.account_id", "").keys_from("x.label", "x.nodebalancer_id"), joined);
+        // The list's own conditions on the first table alone keep the keys there.
+        let own = rows(joined, "x.scope", " AND x.purpose = 'vpc' AND x.range IS NOT NULL");
+        assert_eq!(own.keys_from("x.label", "x.nodebalancer_id"), "FROM address_balancers x");
+        assert_eq!(
+            rows(joined, "x.scope", " AND xx.purpose = 'vpc'").keys_from("x.label", "x.nodebalancer_id"),
+            joined
+        );
+        assert_eq!(rows(joined, "x.scope", " AND x.purpose = 'x.b'").keys_from("x.label", "x.nodebalancer_id"), joined);
         let left = "FROM a x LEFT JOIN b y ON y.id = x.b_id";
         assert_eq!(rows(left, "x.s", "").keys_from("x.label", "x.id"), left);
         assert_eq!(rows("FROM events e", "e.account_id", "").keys_from("e.action", "e.id"), "FROM events e");

@@ -7,11 +7,10 @@ use nubis_model::signin::Login;
 use nubis_model::{Result, Timestamp};
 
 use crate::db::query;
-use crate::pages::LOCATE_FROM;
+use crate::fences::Rows;
+use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{
-    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served, unserved,
-};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, served, unserved};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, datetime, ip, username, status, restricted";
@@ -159,25 +158,27 @@ impl Store {
             push_filter(&mut count, self.backend(), COLUMNS, filter)?;
             (count.query().fetch_i64(self.r()).await?, 0)
         };
-        let located = if filter.cond.is_none() && aged == 0 && filter.order_by.is_none() && offset >= LOCATE_FROM {
-            match self.locate(kind, scope_id, offset, true).await? {
-                Some(at) => Some(at),
-                None => return Ok((Vec::new(), total.max(0) as u64)),
-            }
+        // A deep page starts where the block counts (newest first, or by id) or the order
+        // fences say, when every counted sign-in is listed.
+        let start = if filter.cond.is_none() && aged == 0 && offset >= LOCATE_FROM {
+            let rows = Rows {
+                from: "FROM logins",
+                scope: column,
+                and: " AND status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL",
+                scope_id,
+                backend: self.backend(),
+            };
+            self.deep_start(kind, rows, offset, COLUMNS, filter, "id DESC").await?
         } else {
-            None
+            DeepStart::Skip
         };
+        if let DeepStart::Past = start {
+            return Ok((Vec::new(), total.max(0) as u64));
+        }
         let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
         scope(&mut sql, s);
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
-        if let Some(at) = located {
-            at.push_start(&mut sql, "id", true);
-            sql.push(" ORDER BY id DESC");
-            at.push_window(&mut sql, page_size);
-        } else {
-            push_order(&mut sql, COLUMNS, filter, "id DESC")?;
-            push_page(&mut sql, page, page_size);
-        }
+        start.push_page(&mut sql, COLUMNS, filter, "id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
         let data = rows.iter().map(login).collect::<Result<Vec<_>>>()?;
         Ok((data, total.max(0) as u64))

@@ -66,6 +66,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(49, "vlans", "0049_vlans.sql"),
     migration!(50, "address_balancer_orders", "0050_address_balancer_orders.sql"),
     migration!(51, "write_gate", "0051_write_gate.sql"),
+    migration!(52, "more_orders", "0052_more_orders.sql"),
 ];
 
 impl Store {

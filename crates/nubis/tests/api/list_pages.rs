@@ -1007,3 +1007,121 @@ async fn deep_vlan_pages_hold_the_rows_that_skipping_finds_as_interfaces_come_go
     assert_eq!(api.get("/networking/vlans").await.ok()["results"], 0);
     assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM vlans").await, 0);
 }
+
+#[tokio::test]
+async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (user, account) = owner(&s).await;
+    // 10,000 sign-ins of the user in the last hours, one in seven failed (not listed), times,
+    // addresses (stored text, never dialled) and usernames in orders unlike their ids'.
+    let sqlite = s.database.starts_with("sqlite://");
+    let recent = if sqlite {
+        "strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || CAST((n.i * 7919) % 5000 AS TEXT) || ' seconds')"
+    } else {
+        "to_char(now() - ((n.i * 7919) % 5000) * interval '1 second', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+    };
+    let cols = "account_id, user_id, username, ip, datetime, status, restricted";
+    let exprs = format!(
+        "{account}, {user}, 'u' || CAST((n.i * 13) % 997 AS TEXT), \
+         '127.0.' || CAST((n.i * 31) % 256 AS TEXT) || '.' || CAST(n.i % 256 AS TEXT), {recent}, \
+         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, {}",
+        if sqlite { "0" } else { "FALSE" }
+    );
+    db_exec(&s, &copies(&s, "logins", cols, &exprs, "SELECT 1 AS one", 11_000)).await;
+    for list in ["account_logins", "user_logins"] {
+        for field in ["datetime", "ip", "username"] {
+            fences_placed(&s, &format!("{list}.{field}")).await;
+        }
+    }
+    let every = r#""id": {"+gte": 0}"#;
+    for path in ["/account/logins", "/profile/logins"] {
+        order_pages_agree(&s, path, "datetime", 500, every).await;
+        order_pages_agree(&s, path, "ip", 450, every).await;
+        order_pages_agree(&s, path, "username", 500, every).await;
+        order_pages_agree(&s, path, "id", 500, r#""username": {"+gte": ""}"#).await;
+    }
+    // Sign-ins that go, that turn out failed, and that move to another time: the counts of the
+    // ranges follow in the same statements.
+    db_exec(&s, "DELETE FROM logins WHERE id % 9 = 4").await;
+    db_exec(&s, "UPDATE logins SET status = 'failed' WHERE id % 11 = 5").await;
+    db_exec(&s, "UPDATE logins SET username = 'a-first', ip = '127.9.9.9' WHERE id % 13 = 6").await;
+    let listed =
+        db_scalar(&s, &format!("SELECT COUNT(*) FROM logins WHERE user_id = {user} AND status = 'successful'")).await;
+    assert_eq!(api.get("/profile/logins").await.ok()["results"], listed);
+    for path in ["/account/logins", "/profile/logins"] {
+        order_pages_agree(&s, path, "username", 400, every).await;
+        order_pages_agree(&s, path, "ip", 500, every).await;
+    }
+}
+
+#[tokio::test]
+async fn deep_oauth_client_pages_by_id_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let (_, account) = owner(&s).await;
+    // Text ids in an order unlike the order the clients were made in (`seq`).
+    let cols = "id, account_id, label, redirect_uri, public, status, secret_hash, created, seq";
+    let exprs = format!(
+        "'client-' || CAST((n.i * 7919) % 10007 AS TEXT), {account}, 'c' || CAST(n.i AS TEXT), \
+         'https://app.example/cb', FALSE, 'active', 'not-a-hash', '2026-01-01T00:00:00', n.i"
+    );
+    db_exec(&s, &copies(&s, "oauth_clients", cols, &exprs, "SELECT 1 AS one", 10_000)).await;
+    fences_placed(&s, "oauth_clients.id").await;
+    let every = r#""label": {"+gte": ""}"#;
+    order_pages_agree(&s, "/account/oauth-clients", "id", 500, every).await;
+    db_exec(&s, "DELETE FROM oauth_clients WHERE seq % 8 = 3").await;
+    s.api()
+        .post("/account/oauth-clients", json!({"label": "late", "redirect_uri": "https://app.example/cb"}))
+        .await
+        .ok();
+    order_pages_agree(&s, "/account/oauth-clients", "id", 450, every).await;
+}
+
+#[tokio::test]
+async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    // Three VPCs, each with a subnet and an instance on it.
+    for n in 0..3 {
+        let subnets = json!([{"label": "six", "ipv4": format!("10.{n}.0.0/24"), "ipv6": [{}]}]);
+        let v = api
+            .post("/vpcs", json!({"label": format!("deep-{n}"), "region": "us-east", "ipv6": [{}], "subnets": subnets}))
+            .await;
+        let subnet = v.ok()["subnets"][0]["id"].as_i64().unwrap();
+        let iface = json!({"purpose": "vpc", "subnet_id": subnet, "ipv6": {"is_public": false}});
+        let body = json!({"region": "us-east", "type": "g6-nanode-1", "label": format!("vm-{n}"), "booted": false,
+                          "interfaces": [iface]});
+        api.post("/compute/instances", body).await.ok();
+    }
+    // 4,000 copies of each instance's interface, one in five without IPv6 (not in that list).
+    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
+                vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
+                config_id, default_ipv4, default_ipv6, version, updated";
+    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
+                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
+                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
+                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
+                 t.version, t.updated";
+    let template = "SELECT * FROM instance_interfaces WHERE purpose = 'vpc'";
+    db_exec(&s, &copies(&s, "instance_interfaces", cols, exprs, template, 4_000)).await;
+    for list in ["vpc_interfaces", "vpc_ipv6_interfaces"] {
+        for field in ["instance_id", "vpc_id", "subnet_id"] {
+            fences_placed(&s, &format!("{list}.{field}")).await;
+        }
+    }
+    let every = r#""vpc_id": {"+gte": 0}"#;
+    for path in ["/vpcs/ips", "/vpcs/ipv6s"] {
+        for field in ["instance_id", "vpc_id", "subnet_id"] {
+            order_pages_agree(&s, path, field, 500, every).await;
+        }
+    }
+    // Interfaces that go and that lose their IPv6.
+    db_exec(&s, "DELETE FROM instance_interfaces WHERE position % 9 = 4").await;
+    db_exec(&s, "UPDATE instance_interfaces SET vpc_ipv6_range = NULL WHERE position % 7 = 3").await;
+    let left = db_scalar(&s, "SELECT COUNT(*) FROM instance_interfaces WHERE vpc_ipv6_range IS NOT NULL").await;
+    assert_eq!(api.get("/vpcs/ipv6s").await.ok()["results"], left);
+    for path in ["/vpcs/ips", "/vpcs/ipv6s"] {
+        order_pages_agree(&s, path, "instance_id", 450, every).await;
+        order_pages_agree(&s, path, "subnet_id", 500, every).await;
+    }
+}
