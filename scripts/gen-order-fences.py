@@ -104,6 +104,12 @@ def key_expr(rec, col, null):
     return f"COALESCE({c}, {null})" if null is not None else c
 
 
+def stem(kind, opts):
+    """The name of a list's fence triggers: its kind, or the name its options give (a list kept
+    from two scope columns has a trigger set for each)."""
+    return (opts[0] if opts else {}).get("name", kind)
+
+
 def fields_of(fields):
     """Fields as (path, column, type, NULL's value or None)."""
     return [tuple(f) + (None,) * (4 - len(f)) for f in fields]
@@ -111,12 +117,15 @@ def fields_of(fields):
 
 def kinds(fences=FENCES):
     out = []
-    for table, kind, scope, when, idc, fields in fences:
+    for table, kind, scope, when, idc, fields, *opts in fences:
+        o = opts[0] if opts else {}
+        if not o.get("kinds", True):
+            continue
         cond = when[0].format(r=table) if when else ""
         for path, col, typ, null in fields_of(fields):
             expr = key_expr(None, col, null).replace("'", "''")
             out.append(f"INSERT INTO order_fence_kinds (kind, tbl, scope_col, col, id_col, is_int, cond) VALUES "
-                       f"('{kind}.{path}', '{table}', '{scope}', '{expr}', '{idc}', {'TRUE' if typ == 'int' else 'FALSE'}, "
+                       f"('{kind}.{path}', '{table}', '{o.get('scope_cols', scope)}', '{expr}', '{idc}', {'TRUE' if typ == 'int' else 'FALSE'}, "
                        f"'{cond.replace(chr(39), chr(39) * 2)}');")
     return out
 
@@ -124,11 +133,12 @@ def kinds(fences=FENCES):
 def fill(fences=FENCES):
     """Every row already there is in fence 0 until nubis places fences."""
     out = []
-    for table, kind, scope, when, idc, fields in fences:
+    for table, kind, scope, when, idc, fields, *opts in fences:
         where = f" WHERE {scope} IS NOT NULL" + (f" AND {when[0].format(r=table)}" if when else "")
+        shard = (opts[0] if opts else {}).get("shard", 0)
         for path, *_ in fields:
             out.append(f"INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n) "
-                       f"SELECT '{kind}.{path}', {scope}, 0, 0, COUNT(*) FROM {table}{where} GROUP BY {scope};")
+                       f"SELECT '{kind}.{path}', {scope}, 0, {shard}, COUNT(*) FROM {table}{where} GROUP BY {scope};")
     return out
 
 
@@ -136,7 +146,7 @@ def sqlite(fences=FENCES, head=HEAD, suffix=""):
     out = [head]
     out.extend(kinds(fences))
     out.append("")
-    for table, kind, scope, when, idc, fields in fences:
+    for table, kind, scope, when, idc, fields, *opts in fences:
         def add(rec, sign, path, col, typ, null, extra):
             k = f"{kind}.{path}"
             key = "k_int" if typ == "int" else "k_text"
@@ -149,7 +159,7 @@ def sqlite(fences=FENCES, head=HEAD, suffix=""):
                     f"    ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = n + excluded.n;")
         for op, rec, sign in (("INSERT", "NEW", "1"), ("DELETE", "OLD", "-1")):
             body = [add(rec, sign, p, c, t, z, "") for p, c, t, z in fields_of(fields)]
-            out.append(f"CREATE TRIGGER {kind}_fences{suffix}_{op.lower()} AFTER {op} ON {table} BEGIN\n" + "\n".join(body) + "\nEND;")
+            out.append(f"CREATE TRIGGER {stem(kind, opts)}_fences{suffix}_{op.lower()} AFTER {op} ON {table} BEGIN\n" + "\n".join(body) + "\nEND;")
         # A change of a field, of the scope or of the list's condition moves the row between ranges.
         watched = [scope] + ([when[1]] if when and when[1] else []) + [f[1] for f in fields]
         body = []
@@ -158,7 +168,7 @@ def sqlite(fences=FENCES, head=HEAD, suffix=""):
                 (f" OR OLD.{when[1]} IS NOT NEW.{when[1]}" if when and when[1] else "") + ")"
             body.append(add("OLD", "-1", p, c, t, z, moved))
             body.append(add("NEW", "1", p, c, t, z, moved))
-        out.append(f"CREATE TRIGGER {kind}_fences{suffix}_update AFTER UPDATE OF {', '.join(dict.fromkeys(watched))} ON {table} "
+        out.append(f"CREATE TRIGGER {stem(kind, opts)}_fences{suffix}_update AFTER UPDATE OF {', '.join(dict.fromkeys(watched))} ON {table} "
                    f"BEGIN\n" + "\n".join(body) + "\nEND;")
     out.append("")
     out.extend(fill(fences))
@@ -294,7 +304,7 @@ def pg_list_rows(lists=None):
 
 def pg_fences(fences=FENCES, suffix=""):
     out = []
-    for table, kind, scope, when, idc, fields in fences:
+    for table, kind, scope, when, idc, fields, *opts in fences:
         parts = {}
         for op, sources in pg_moves(table, scope, when, [f[1] for f in fields]).items():
             stmts = []
@@ -312,8 +322,9 @@ def pg_fences(fences=FENCES, suffix=""):
                         f"        {where} GROUP BY r.{scope}, COALESCE(f.fence, 0)\n"
                         f"        ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = order_fence_counts.n + excluded.n;")
             parts[op] = stmts
-        out.append(pg_function(f"nubis_{kind}_fences{suffix}", parts))
-        out.extend(pg_triggers(f"{kind}_fences{suffix}", table, f"nubis_{kind}_fences{suffix}"))
+        name = stem(kind, opts)
+        out.append(pg_function(f"nubis_{name}_fences{suffix}", parts))
+        out.extend(pg_triggers(f"{name}_fences{suffix}", table, f"nubis_{name}_fences{suffix}"))
     return out
 
 
@@ -657,7 +668,7 @@ CREATE TRIGGER nodebalancers_address_label AFTER UPDATE ON nodebalancers
 # Added by 0052: the orders of the lists that still skipped to a deep page. The sign-ins of an
 # account and of a user by time, address and username; OAuth clients by their id (a text, apart
 # from the `seq` the list is kept in); the VPC addresses and IPv6 ranges by instance, VPC and
-# subnet. Each list's condition is the one its kept counts and blocks count by (0036, 0043).
+# subnet; the transfers by creation. Each list's condition is the one its kept counts and blocks count by (0036, 0043).
 SIGNED_IN = ("{r}.status = 'successful' AND {r}.account_id IS NOT NULL AND {r}.user_id IS NOT NULL", "status", "successful")
 LOGIN_FIELDS = [("datetime", "datetime", "text"), ("ip", "ip", "text"), ("username", "username", "text")]
 VPC_ADDRESS_FIELDS = [("instance_id", "instance_id", "int"), ("vpc_id", "vpc_id", "int"), ("subnet_id", "subnet_id", "int")]
@@ -668,6 +679,13 @@ FENCES_52 = [
     ("instance_interfaces", "vpc_interfaces", "account_id", ("{r}.purpose = 'vpc'", "purpose", "vpc"), "id",
      VPC_ADDRESS_FIELDS),
     ("instance_interfaces", "vpc_ipv6_interfaces", "account_id", VPC_IPV6[4], "id", VPC_ADDRESS_FIELDS),
+    # A transfer is in the list of the account that made it and of the one that accepted it: one
+    # kind counted from both columns, each with its trigger set; the range's rows are read from
+    # both (`scope_cols`). The second's rows already there are counted in shard 1.
+    ("service_transfers", "service_transfers", "account_id", None, "id", [("created", "created", "text")],
+     {"name": "service_transfers_sent", "scope_cols": "account_id,receiver_account_id"}),
+    ("service_transfers", "service_transfers", "receiver_account_id", None, "id", [("created", "created", "text")],
+     {"name": "service_transfers_received", "kinds": False, "shard": 1}),
 ]
 INDEXES_52 = [
     ("logins_user_ip", "logins", "user_id, ip, id"),
@@ -679,7 +697,7 @@ INDEXES_52 = [
 ]
 HEAD_52 = """-- Deep pages in more orders (docs/decisions.md, "Deep pages in a field's order"): sign-ins by
 -- time, address and username, OAuth clients by id, VPC addresses and IPv6 ranges by instance,
--- VPC and subnet, with an index for each order. Generated by scripts/gen-order-fences.py.
+-- VPC and subnet, transfers by creation, with an index for each order. Generated by scripts/gen-order-fences.py.
 """
 
 

@@ -71,6 +71,16 @@ fn only_of(cond: &str, alias: &str) -> bool {
 }
 
 impl FenceAt {
+    /// Appends the condition that starts a page at the range (`(expr, id_col) >= key`
+    /// ascending, `< next key` descending), for a list whose page is read by its own statement.
+    pub fn push_bound(&self, sql: &mut Sql, expr: &str, id_col: &str) {
+        let (op, bound) = if self.desc { ("<", &self.upper) } else { (">=", &self.lower) };
+        if let Some((value, id)) = bound {
+            sql.push(&format!(" AND ({expr}, {id_col}) {op} (")).bind(value.clone());
+            sql.push(", ").bind(Val::I64(*id)).push(")");
+        }
+    }
+
     /// Appends the condition that picks the page's rows (`expr` is the field's column, `id_col`
     /// the list's id column, the order's tie-break), then its order and ` LIMIT n`.
     ///
@@ -312,7 +322,13 @@ impl Tx<'_> {
         next.push(&format!(" ORDER BY {kcol}, k_id LIMIT 1"));
         let upper = next.query().fetch_optional(self.h()).await?.map(|r| fence_key(&r, int)).transpose()?;
         let range = |sql: &mut Sql| {
-            sql.push(&format!(" FROM {tbl} WHERE {scope_col} = ")).bind(Val::I64(scope));
+            // A list kept from two scope columns (`a,b`: a transfer is in the list of the
+            // account that made it and of the one that accepted it) holds the rows of either.
+            sql.push(&format!(" FROM {tbl} WHERE ("));
+            for (i, c) in scope_col.split(',').enumerate() {
+                sql.push(if i == 0 { "" } else { " OR " }).push(&format!("{c} = ")).bind(Val::I64(scope));
+            }
+            sql.push(")");
             if !cond.is_empty() {
                 sql.push(&format!(" AND {cond}"));
             }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::Row;
-use nubis_model::filter::Filter;
+use nubis_model::filter::{Filter, Order};
 use nubis_model::service_transfer::TransferStatus;
 use nubis_model::{Error, Result, Timestamp};
 
@@ -107,6 +107,8 @@ const COLUMNS: &[Column] = &[
 /// The kept count and block counts of the list (migration 38): a transfer counts in the list of
 /// the account that made it and, once accepted, of the account that accepted it.
 const TRANSFER_KIND: &str = "service_transfers";
+/// The order fences of the transfers by creation (migration 52), counted from both columns.
+const CREATED_KIND: &str = "service_transfers.created";
 /// The fields an index serves in both halves of the list (besides `id`).
 const TRANSFER_INDEXED: &[&str] = &["created"];
 
@@ -405,20 +407,34 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<TransferRow>, u64)> {
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let offset = page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64);
         let kept = self.kept_count(account_id, TRANSFER_KIND).await?;
-        let (rows, total) = if filter.cond.is_none() && filter.order_by.is_none() {
-            // The list is two index ranges (made, accepted), merged newest first; a deep page
-            // starts at the block the kept block counts locate and reads at most 163 rows of each.
-            let (start, skip) = if offset >= LOCATE_FROM {
-                match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
-                    Some(at) => (Some(at.last), at.skip),
-                    None => return Ok((Vec::new(), kept.max(0) as u64)),
-                }
-            } else {
-                (None, offset.min(i64::MAX as u64) as i64)
+        let size = page_size.min(i64::MAX as u64) as i64;
+        let by_created = filter.order_by.as_deref() == Some("created");
+        let (rows, total) = if filter.cond.is_none() && (filter.order_by.is_none() || by_created) {
+            // The list is two index ranges (made, accepted) merged in its order; a deep page
+            // starts at the block of ids the kept block counts locate, or at the range of the
+            // order fences by creation, and reads at most the rows skipped in it and a page of
+            // each range.
+            let desc = !by_created || filter.order == Order::Desc;
+            let order = match (by_created, desc) {
+                (false, _) => "t.id DESC",
+                (true, true) => "t.created DESC, t.id DESC",
+                (true, false) => "t.created, t.id",
             };
-            let size = page_size.min(i64::MAX as u64) as i64;
+            let mut block = None;
+            let mut fence = None;
+            let skip = match (by_created, offset >= LOCATE_FROM) {
+                (_, false) => offset as i64,
+                (false, true) => match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
+                    Some(at) => block.insert(at).skip,
+                    None => return Ok((Vec::new(), kept.max(0) as u64)),
+                },
+                (true, true) => match self.locate_ordered(CREATED_KIND, account_id, offset, desc).await? {
+                    Some(at) => fence.insert(at).skip,
+                    None => return Ok((Vec::new(), kept.max(0) as u64)),
+                },
+            };
             let mut sql = Sql::new("SELECT * FROM (");
             for (i, column) in ["t.account_id", "t.receiver_account_id"].into_iter().enumerate() {
                 if i > 0 {
@@ -426,13 +442,16 @@ impl Store {
                 }
                 sql.push(&format!("SELECT * FROM (SELECT {COLS} FROM service_transfers t WHERE {column} = "));
                 sql.bind(Val::I64(account_id));
-                if let Some(last) = start {
-                    sql.push(" AND t.id <= ").bind(Val::I64(last));
+                if let Some(at) = &block {
+                    at.push_start(&mut sql, "t.id", true);
                 }
-                sql.push(" ORDER BY t.id DESC LIMIT ").bind(Val::I64(skip.saturating_add(size)));
+                if let Some(at) = &fence {
+                    at.push_bound(&mut sql, "t.created", "t.id");
+                }
+                sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(skip.saturating_add(size)));
                 sql.push(&format!(") part{i}"));
             }
-            sql.push(") x ORDER BY x.id DESC LIMIT ").bind(Val::I64(size));
+            sql.push(&format!(") x ORDER BY {} LIMIT ", order.replace("t.", "x."))).bind(Val::I64(size));
             sql.push(" OFFSET ").bind(Val::I64(skip));
             (sql.query().fetch_all(self.r()).await?, kept)
         } else {

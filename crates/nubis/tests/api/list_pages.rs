@@ -1125,3 +1125,64 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
         order_pages_agree(&s, path, "subnet_id", 500, every).await;
     }
 }
+
+#[tokio::test]
+async fn deep_transfer_pages_by_creation_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (_, account) = owner(&s).await;
+    let theirs = other_account(&s);
+    let other = db_scalar(&s, &format!("SELECT MAX(id) FROM accounts WHERE id <> {account}")).await;
+    // 13,000 transfers, made by this account or by the other one and accepted here (some of the
+    // other's are not this account's at all), created at times in an order unlike their ids'
+    // and shared by many (ties go by id).
+    let cols = "token, account_id, receiver_account_id, status, created, updated, expiry";
+    let exprs = format!(
+        "'tok-' || CAST(n.i AS TEXT), CASE WHEN n.i % 3 = 0 OR n.i % 5 = 4 THEN {other} ELSE {account} END, \
+         CASE WHEN n.i % 3 = 0 THEN {account} END, CASE WHEN n.i % 3 = 0 THEN 'completed' ELSE 'pending' END, \
+         '2026-01-01T00:' || CAST(10 + (n.i * 7919) % 50 AS TEXT) || ':' || CAST(10 + n.i % 49 AS TEXT), \
+         '2026-01-01T00:00:00', '2099-01-01T00:00:00'"
+    );
+    db_exec(&s, &copies(&s, "service_transfers", cols, &exprs, "SELECT 1 AS one", 13_000)).await;
+    fences_placed(&s, "service_transfers.created").await;
+    let every = r#""created": {"+gte": "2000-01-01T00:00:00"}"#;
+    order_pages_agree(&s, "/account/service-transfers", "created", 500, every).await;
+    // Transfers that go, that this account accepts (into its list) and whose time moves.
+    db_exec(&s, "DELETE FROM service_transfers WHERE id % 13 = 6").await;
+    db_exec(
+        &s,
+        &format!(
+            "UPDATE service_transfers SET receiver_account_id = {account} \
+             WHERE account_id = {other} AND receiver_account_id IS NULL AND id % 2 = 0"
+        ),
+    )
+    .await;
+    db_exec(&s, "UPDATE service_transfers SET created = '2026-01-01T00:00:05' WHERE id % 11 = 3").await;
+    let mine = db_scalar(
+        &s,
+        &format!(
+            "SELECT COUNT(*) FROM service_transfers WHERE account_id = {account} OR receiver_account_id = {account}"
+        ),
+    )
+    .await;
+    assert_eq!(api.get("/account/service-transfers").await.ok()["results"], mine);
+    order_pages_agree(&s, "/account/service-transfers", "created", 450, every).await;
+    // The other account's list, in the same order from its own scope's counts: its deep pages
+    // hold its own transfers, the latest creation last.
+    let n = db_scalar(&s, &format!("SELECT COUNT(*) FROM service_transfers WHERE account_id = {other}")).await;
+    let order = r#"{"+order_by": "created", "+order": "asc"}"#;
+    let last =
+        theirs.get_filtered(&format!("/account/service-transfers?page={}&page_size=100", (n + 99) / 100), order).await;
+    assert_eq!(last.ok()["results"], n);
+    // (Transfers are known by their token: `tok-<n>` here.)
+    let latest = db_scalar(
+        &s,
+        &format!(
+            "SELECT CAST(SUBSTR(token, 5) AS BIGINT) FROM service_transfers WHERE id = (SELECT MAX(id) \
+             FROM service_transfers WHERE account_id = {other} AND created = \
+             (SELECT MAX(created) FROM service_transfers WHERE account_id = {other}))"
+        ),
+    )
+    .await;
+    assert_eq!(last.body["data"].as_array().unwrap().last().unwrap()["token"], format!("tok-{latest}"));
+}
