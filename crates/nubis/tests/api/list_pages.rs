@@ -718,6 +718,21 @@ async fn fences_are_numbered_in_key_order_and_spread_out_when_a_cut_finds_no_roo
     order_pages_agree(&s, "/networking/firewalls", "label", 500, every).await;
 }
 
+/// Copies each instance interface that meets `which` `times` times at positions from 1,000, one
+/// copy in five without IPv6 (so in the VPC address list but not in its IPv6 list).
+async fn copy_vpc_interfaces(s: &TestServer, which: &str, times: i64) {
+    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
+                vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
+                config_id, default_ipv4, default_ipv6, version, updated";
+    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
+                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
+                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
+                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
+                 t.version, t.updated";
+    let template = format!("SELECT * FROM instance_interfaces WHERE {which}");
+    db_exec(s, &copies(s, "instance_interfaces", cols, exprs, &template, times)).await;
+}
+
 #[tokio::test]
 async fn deep_pages_of_the_vpc_ipv6_list_hold_the_rows_that_skipping_finds() {
     let s = TestServer::start().await;
@@ -730,16 +745,7 @@ async fn deep_pages_of_the_vpc_ipv6_list_hold_the_rows_that_skipping_finds() {
         json!({"region": "us-east", "type": "g6-nanode-1", "label": "vm-deep", "booted": false, "interfaces": [iface]});
     api.post("/compute/instances", body).await.ok();
     // 1,500 copies of its interface, one in five without IPv6 (not in the list).
-    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
-                vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
-                config_id, default_ipv4, default_ipv6, version, updated";
-    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
-                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
-                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
-                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
-                 t.version, t.updated";
-    let template = "SELECT * FROM instance_interfaces WHERE vpc_ipv6_range IS NOT NULL";
-    db_exec(&s, &copies(&s, "instance_interfaces", cols, exprs, template, 1_500)).await;
+    copy_vpc_interfaces(&s, "vpc_ipv6_range IS NOT NULL", 1_500).await;
     assert_eq!(api.get("/vpcs/ipv6s").await.ok()["results"], 1_201);
     let every = format!(r#"{{"vpc_id": {vpc}}}"#);
     pages_agree_with(&s, "/vpcs/ipv6s", 100, &every).await;
@@ -1094,16 +1100,7 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
         api.post("/compute/instances", body).await.ok();
     }
     // 4,000 copies of each instance's interface, one in five without IPv6 (not in that list).
-    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
-                vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
-                config_id, default_ipv4, default_ipv6, version, updated";
-    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
-                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
-                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
-                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
-                 t.version, t.updated";
-    let template = "SELECT * FROM instance_interfaces WHERE purpose = 'vpc'";
-    db_exec(&s, &copies(&s, "instance_interfaces", cols, exprs, template, 4_000)).await;
+    copy_vpc_interfaces(&s, "purpose = 'vpc'", 4_000).await;
     for list in ["vpc_interfaces", "vpc_ipv6_interfaces"] {
         for field in ["instance_id", "vpc_id", "subnet_id"] {
             fences_placed(&s, &format!("{list}.{field}")).await;
