@@ -2,7 +2,7 @@
 # Starts a throwaway PostgreSQL on 127.0.0.1 for the tests and prints its URL on stdout.
 # Installs the server with apt-get when it is missing and that is possible.
 # Usage: eval "$(scripts/pg.sh start)"   ...   scripts/pg.sh stop "$PGBASE"
-# (PGROOT=/dev/shm puts the cluster on a tmpfs.)
+# (PGROOT=/dev/shm puts the cluster on a tmpfs; PGCONF adds server settings, "-c name=value ...".)
 set -euo pipefail
 
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
@@ -33,7 +33,7 @@ start)
   fi
   "${RUN[@]}" "$PGBIN/initdb" -D "$PGBASE/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$PGBASE/initdb.log" 2>&1
   "${RUN[@]}" "$PGBIN/pg_ctl" -D "$PGBASE/data" -l "$PGBASE/server.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGBASE -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500 -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=96MB" \
+    -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGBASE -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500 -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=96MB ${PGCONF:-}" \
     start >&2
   echo "export PGBASE=$PGBASE PGBIN=$PGBIN TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$PGPORT/postgres"
   ;;

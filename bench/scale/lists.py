@@ -62,9 +62,14 @@ DRY = bool(os.environ.get("DRY"))  # fill and check every row, without wrk
 HOLD = int(os.environ.get("HOLD", "0"))  # seconds the large account's server stays up after (profiling)
 TOKEN = "bench-bootstrap-token-0123456789abcdef"
 ADDR = ("127.0.0.1", 18295)
-CONFIG = """[limits]
+# CACHED_PAGES: pages of lists the server keeps (0, the default here: none, so that both
+# accounts' pages are read from the database and a row compares what the lists cost, not a page
+# of the small account served from memory with one of the large account read).
+CACHED_PAGES = int(os.environ.get("CACHED_PAGES", "0"))
+CONFIG = f"""[limits]
 rate_limit_requests = 1000000000000
 rate_limit_window_secs = 60
+cached_pages = {CACHED_PAGES}
 
 [runtime]
 provision_ms = 5

@@ -21,7 +21,9 @@
 #      EVENTS (1000000), INSTANCES (10000), D (2s), C (50), ONLY (path substrings, a,b),
 #      DRY (1: fill and check every row without wrk), HOLD (seconds the large account's server
 #      stays up after its rows, for a profiler), NUBIS (a release binary: no build),
-#      SKIP_BUILD (1: use target/release/nubis as it is)
+#      SKIP_BUILD (1: use target/release/nubis as it is), CACHED_PAGES (0: the server keeps no
+#      page of a list, both accounts' pages are read), PGCONF (PostgreSQL settings; default
+#      shared_buffers at a quarter of the memory)
 # Runtime at the defaults: about 600 rows a size and engine, each measured once for D, plus the
 # fills (see "Phases of the large account" under each table).
 set -euo pipefail
@@ -48,6 +50,10 @@ cleanup() {
 }
 trap cleanup EXIT
 START=$(date +%s)
+# PostgreSQL keeps a quarter of the machine's memory as its buffer cache, as its documentation
+# advises for a dedicated server (the default, 128 MB, holds little of the large account: every
+# page it reads is then copied in from the kernel's cache, the small account's stays in).
+export PGCONF=${PGCONF:-"-c shared_buffers=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 4096 ))MB"}
 for engine in $ENGINES; do
   if [ "$engine" = postgres ]; then
     eval "$(scripts/pg.sh start)"; PG_STARTED=1
@@ -59,7 +65,7 @@ for engine in $ENGINES; do
 done
 {
   echo "Produced by \`bench/scale/lists.sh\` (ENGINES=\"$ENGINES\" SMALL=$SMALL LARGE=$LARGE CHILDREN=$CHILDREN" \
-       "EVENTS=$EVENTS INSTANCES=$INSTANCES D=$D C=$C${ONLY:+ ONLY=$ONLY}) on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+       "EVENTS=$EVENTS INSTANCES=$INSTANCES D=$D C=$C CACHED_PAGES=${CACHED_PAGES:-0} PGCONF=\"$PGCONF\"${ONLY:+ ONLY=$ONLY}) on $(date -u '+%Y-%m-%d %H:%M UTC')," \
        "$(nproc) cores, $("$NUBIS" --version) (checkout at $(git rev-parse --short HEAD)), in $(( ($(date +%s) - START) / 60 )) minutes." \
        "Each row: wrk -t1 -c$C -d$D --latency on 127.0.0.1 with a random page of 100 (uniform over the list's pages that hold 100 rows," \
        "\`X-Filter\` from -H for filters and orders); small: every list at $SMALL records."

@@ -183,11 +183,20 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// How long events are kept visible, in days.
     pub events_days: i64,
+    /// Pages of lists each server process keeps in memory (a page holds up to 500 records);
+    /// 0 keeps none, so that every page is read from the database.
+    pub cached_pages: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { rate_limit_requests: 100_000, rate_limit_window_secs: 60, max_body_bytes: 1 << 20, events_days: 90 }
+        Limits {
+            rate_limit_requests: 100_000,
+            rate_limit_window_secs: 60,
+            max_body_bytes: 1 << 20,
+            events_days: 90,
+            cached_pages: 256,
+        }
     }
 }
 

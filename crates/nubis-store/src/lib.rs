@@ -84,11 +84,18 @@ pub struct StoreOptions {
     /// PostgreSQL: how long a request waits for a connection before it is answered 503 (while
     /// the database is unreachable, every request waits this long at most).
     pub acquire_timeout: Duration,
+    /// Pages of lists kept in the read cache; 0 keeps none.
+    pub cached_pages: usize,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { sqlite_sync_full: false, read_connections: 4, acquire_timeout: Duration::from_secs(3) }
+        StoreOptions {
+            sqlite_sync_full: false,
+            read_connections: 4,
+            acquire_timeout: Duration::from_secs(3),
+            cached_pages: cache::MAX_PAGES,
+        }
     }
 }
 
@@ -135,7 +142,7 @@ impl Store {
             Store {
                 inner: Arc::new(Inner {
                     engine: Engine::Pg(pool),
-                    cache: Cache::new(Mode::Shared),
+                    cache: Cache::new(Mode::Shared, opts.cached_pages),
                     closing: Default::default(),
                 }),
             }
@@ -151,7 +158,7 @@ impl Store {
             Store {
                 inner: Arc::new(Inner {
                     engine: Engine::Lite(Box::new(lite)),
-                    cache: Cache::new(Mode::Local),
+                    cache: Cache::new(Mode::Local, opts.cached_pages),
                     closing: Default::default(),
                 }),
             }

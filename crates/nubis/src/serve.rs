@@ -28,7 +28,11 @@ pub async fn open_with(
     // links: created readable by its owner only.
     nubis_store::files::create_private_dir(&state.data_dir)
         .with_context(|| format!("creating {}", state.data_dir.display()))?;
-    let opts = StoreOptions { sqlite_sync_full: state.sqlite_sync == SyncMode::Full, ..Default::default() };
+    let opts = StoreOptions {
+        sqlite_sync_full: state.sqlite_sync == SyncMode::Full,
+        cached_pages: config.limits.cached_pages,
+        ..Default::default()
+    };
     let url = state.database_url();
     let store = Store::open(&url, &opts).await.with_context(|| format!("opening {}", nubis_store::redact(&url)))?;
     App::new(store, config).map_err(crate::refusal::plain)

@@ -120,23 +120,27 @@ pub(crate) struct Cache {
     map: RwLock<HashMap<Key, Entry>>,
     /// Pages of lists, kept apart under their own, smaller bound.
     pages: RwLock<HashMap<Key, Entry>>,
+    /// That bound: pages kept before the pages are emptied (0: none is kept).
+    max_pages: usize,
     /// The keys being loaded, each with the lock its loaders take turns on.
     loading: std::sync::Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Entries kept before the cache is emptied (every entry can be reloaded).
 const MAX_ENTRIES: usize = 50_000;
-/// Pages kept before the pages are emptied (a page holds up to 500 records).
-const MAX_PAGES: usize = 256;
+/// Pages kept before the pages are emptied (a page holds up to 500 records), unless the
+/// configuration says otherwise (`[limits] cached_pages`).
+pub(crate) const MAX_PAGES: usize = 256;
 
 impl Cache {
-    pub(crate) fn new(mode: Mode) -> Cache {
+    pub(crate) fn new(mode: Mode, max_pages: usize) -> Cache {
         Cache {
             mode,
             synced: std::sync::atomic::AtomicBool::new(mode == Mode::Local),
             generations: std::array::from_fn(|_| AtomicU64::new(1)),
             map: RwLock::new(HashMap::new()),
             pages: RwLock::new(HashMap::new()),
+            max_pages,
             loading: Default::default(),
         }
     }
@@ -239,7 +243,10 @@ impl Cache {
         if !self.synced.load(Ordering::Acquire) {
             return;
         }
-        let max = if matches!(key, Key::Page { .. }) { MAX_PAGES } else { MAX_ENTRIES };
+        let max = if matches!(key, Key::Page { .. }) { self.max_pages } else { MAX_ENTRIES };
+        if max == 0 {
+            return;
+        }
         if let Ok(mut map) = map.write() {
             if map.len() >= max {
                 map.clear();
@@ -279,7 +286,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_until_a_table_it_reads_changes() {
-        let c = Cache::new(Mode::Local);
+        let c = Cache::new(Mode::Local, MAX_PAGES);
         let a: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(1) }).await.unwrap();
         let b: Arc<i64> = c.get_or_load(Key::Grants(1), GRANTS, || async { Ok(2) }).await.unwrap();
         assert_eq!((*a, *b), (1, 1));
@@ -297,7 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_follows_the_tables_of_its_records_and_the_grants_of_its_user() {
-        let c = Cache::new(Mode::Local);
+        let c = Cache::new(Mode::Local, MAX_PAGES);
         let key = |user| Key::Page { list: "vpcs", account: 1, user, query: "p1".into() };
         let _: Arc<i64> = c.get_or_load(key(None), PAGE, || async { Ok(1) }).await.unwrap();
         let _: Arc<i64> = c.get_or_load(key(Some(7)), &PAGE_OF_USER, || async { Ok(1) }).await.unwrap();
@@ -311,8 +318,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn without_room_for_pages_every_page_is_loaded_and_other_values_are_kept() {
+        let c = Cache::new(Mode::Local, 0);
+        let key = || Key::Page { list: "vpcs", account: 1, user: None, query: "p1".into() };
+        let _: Arc<i64> = c.get_or_load(key(), PAGE, || async { Ok(1) }).await.unwrap();
+        let b: Arc<i64> = c.get_or_load(key(), PAGE, || async { Ok(2) }).await.unwrap();
+        assert_eq!(*b, 2);
+        let _: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(3) }).await.unwrap();
+        let d: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(4) }).await.unwrap();
+        assert_eq!(*d, 3);
+    }
+
+    #[tokio::test]
     async fn concurrent_misses_of_one_key_load_it_once() {
-        let c = Arc::new(Cache::new(Mode::Local));
+        let c = Arc::new(Cache::new(Mode::Local, MAX_PAGES));
         let loads = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..8)
             .map(|_| {
@@ -339,7 +358,7 @@ mod tests {
 
     #[tokio::test]
     async fn values_of_untracked_tables_follow_every_untracked_write() {
-        let c = Cache::new(Mode::Local);
+        let c = Cache::new(Mode::Local, MAX_PAGES);
         let _: Arc<i64> =
             c.get_or_load(Key::Collection("not_a_table", 1), &["not_a_table"], || async { Ok(1) }).await.unwrap();
         c.bump(bit("events"));
@@ -350,7 +369,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_shared_cache_serves_only_noticed_tables_and_only_while_it_hears_them() {
-        let c = Cache::new(Mode::Shared);
+        let c = Cache::new(Mode::Shared, MAX_PAGES);
         // Not listening yet: nothing is kept.
         let _: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(1) }).await.unwrap();
         let b: Arc<i64> = c.get_or_load(Key::Users(1), USERS, || async { Ok(2) }).await.unwrap();
