@@ -3,7 +3,8 @@
 0040 (the maintenance list on the same mechanism), 0041 (its pending windows), 0043 (the IPv6
 ranges of VPC interfaces), 0044 (the firewalls of a service), 0047 (orders by fields that may be
 NULL), 0048 (an instance's balancers), 0049 (VLANs), 0050 (an instance's balancers' orders) and 0052
-(more orders: sign-ins, OAuth clients by id, VPC addresses) for both engines from the tables below: one trigger set per list, so the SQL's repetition has one
+(more orders: sign-ins, OAuth clients by id, VPC addresses) and 0053 (the PostgreSQL functions
+again, an update's rows summed by sign) for both engines from the tables below: one trigger set per list, so the SQL's repetition has one
 source (0042, which numbers the fences in key order, is written by hand). Usage: scripts/gen-order-fences.py
 
 A list ordered by a field (`+order_by`) is cut into ranges by fences: keys (value, id) in that
@@ -224,13 +225,15 @@ def pg_changed(scope, when, cols):
     return " OR ".join(f"o.{c} IS DISTINCT FROM n.{c}" for c in dict.fromkeys(watched))
 
 
-def pg_function(name, parts):
-    """A trigger function running `parts[op]` (statements) for TG_OP."""
+def pg_function(name, parts, replace=False):
+    """A trigger function running `parts[op]` (statements) for TG_OP; `replace`: a new body for
+    the function of an earlier migration."""
     body = []
     for op in ("INSERT", "DELETE", "UPDATE"):
         if parts.get(op):
             body.append(f"    IF TG_OP = '{op}' THEN\n" + "\n".join(parts[op]) + "\n    END IF;")
-    return (f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $fn$\nBEGIN\n" + "\n".join(body)
+    create = "CREATE OR REPLACE FUNCTION" if replace else "CREATE FUNCTION"
+    return (f"{create} {name}() RETURNS trigger LANGUAGE plpgsql AS $fn$\nBEGIN\n" + "\n".join(body)
             + "\n    RETURN NULL;\nEND\n$fn$;")
 
 
@@ -249,9 +252,28 @@ def pg_triggers(name, table, fn):
 PRIMARY_KEYS = {"firewall_rule_versions": ["firewall_id", "version"], "address_balancers": ["scope", "nodebalancer_id"]}
 
 
-def pg_moves(table, scope, when, cols):
+# 0053 on: an update's rows before (each counted -1) and after (+1) in one FROM item, their sign
+# in `sgn`. A statement sums the signs per count and writes the sums that are not 0: a row that
+# did not move adds 0. Migrations 0039-0052 paired each row before with the row after by a join
+# of the two transition tables instead; PL/pgSQL plans a statement at its first run in a
+# connection, usually for one row, and kept that plan (a nested loop over both tables) for a
+# statement that updates 10,000 rows: 10^8 comparisons per statement (docs/decisions.md,
+# "Statement triggers that sum signs").
+SIGNED_UPDATE = "(SELECT o.*, -1 AS sgn FROM old_rows o UNION ALL SELECT n.*, 1 AS sgn FROM new_rows n) r"
+
+
+def tally(sign):
+    """The count a statement adds for its source's rows, and the condition on its groups: `sign`
+    is "" (rows added), "-" (removed) or "±" (SIGNED_UPDATE, each row's own sign)."""
+    return ("SUM(r.sgn)", " HAVING SUM(r.sgn) <> 0") if sign == "±" else (f"{sign}COUNT(*)", "")
+
+
+def pg_moves(table, scope, when, cols, signed=False):
     """FROM items and signs of the rows a statement adds and removes, per TG_OP, as
-    (op, [(source, sign)]) where a source is a FROM clause naming the row `r`."""
+    (op, [(source, sign)]) where a source is a FROM clause naming the row `r` (signed: an
+    update's as SIGNED_UPDATE)."""
+    if signed:
+        return {"INSERT": [("new_rows r", "")], "DELETE": [("old_rows r", "-")], "UPDATE": [(SIGNED_UPDATE, "±")]}
     changed = pg_changed(scope, when, cols)
     same = " AND ".join(f"n.{c} = o.{c}" for c in PRIMARY_KEYS.get(table, ["id"]))
     upd_old = f"(SELECT o.* FROM old_rows o JOIN new_rows n ON {same} WHERE {changed}) r"
@@ -263,9 +285,11 @@ def pg_moves(table, scope, when, cols):
 ROW_COUNTED = ["vpcs", "instances", "firewalls", "nodebalancers"]
 
 
-def pg_list_rows(lists=None):
+def pg_list_rows(lists=None, signed=False, triggers=True):
     """The per-statement functions and triggers of `lists` (normalized entries); by default those
-    of 0036 and 0038, replacing their per-row triggers and those of 0010 and 0012."""
+    of 0036 and 0038, replacing their per-row triggers and those of 0010 and 0012. `signed`: an
+    update's rows summed by sign (pg_moves); without `triggers`, new bodies for the functions of
+    an earlier migration, whose triggers stay."""
     out = []
     replace = lists is None
     if replace:
@@ -280,51 +304,57 @@ def pg_list_rows(lists=None):
         if replace:
             out.append(f"DROP TRIGGER IF EXISTS {tname}_blocks ON {table};")
         parts = {}
-        for op, sources in pg_moves(table, scope, when, []).items():
+        for op, sources in pg_moves(table, scope, when, [], signed).items():
             stmts = []
             for src, sign in sources:
                 where = f"WHERE r.{scope} IS NOT NULL{pg_cond(when, 'r')}"
+                n, having = tally(sign)
                 stmts.append(
                     f"        INSERT INTO row_blocks (kind, scope_id, level, block, shard, n)\n"
-                    f"        SELECT '{kind}', r.{scope}, l.level, r.{idc} >> l.shift, pg_backend_pid() % 8, {sign}COUNT(*)\n"
+                    f"        SELECT '{kind}', r.{scope}, l.level, r.{idc} >> l.shift, pg_backend_pid() % 8, {n}\n"
                     f"        FROM {src} CROSS JOIN (VALUES (1, 6), (2, 12), (3, 18)) AS l(level, shift)\n"
-                    f"        {where} GROUP BY r.{scope}, l.level, r.{idc} >> l.shift\n"
+                    f"        {where} GROUP BY r.{scope}, l.level, r.{idc} >> l.shift{having}\n"
                     f"        ON CONFLICT (kind, scope_id, level, block, shard) DO UPDATE SET n = row_blocks.n + excluded.n;")
                 if count:
                     stmts.append(
                         f"        INSERT INTO row_counts (account_id, kind, shard, n)\n"
-                        f"        SELECT r.{scope}, '{kind}', pg_backend_pid() % 16, {sign}COUNT(*) FROM {src}\n"
-                        f"        {where} GROUP BY r.{scope}\n"
+                        f"        SELECT r.{scope}, '{kind}', pg_backend_pid() % 16, {n} FROM {src}\n"
+                        f"        {where} GROUP BY r.{scope}{having}\n"
                         f"        ON CONFLICT (account_id, kind, shard) DO UPDATE SET n = row_counts.n + excluded.n;")
             parts[op] = stmts
-        out.append(pg_function(f"nubis_{tname}_rows", parts))
-        out.extend(pg_triggers(f"{tname}_rows", table, f"nubis_{tname}_rows"))
+        out.append(pg_function(f"nubis_{tname}_rows", parts, not triggers))
+        if triggers:
+            out.extend(pg_triggers(f"{tname}_rows", table, f"nubis_{tname}_rows"))
     return out
 
 
-def pg_fences(fences=FENCES, suffix=""):
+def pg_fences(fences=FENCES, suffix="", signed=False, triggers=True):
+    """The per-statement functions and triggers that count the rows of `fences`' lists between
+    their fences; `signed` and `triggers` as in pg_list_rows."""
     out = []
     for table, kind, scope, when, idc, fields, *opts in fences:
         parts = {}
-        for op, sources in pg_moves(table, scope, when, [f[1] for f in fields]).items():
+        for op, sources in pg_moves(table, scope, when, [f[1] for f in fields], signed).items():
             stmts = []
             for src, sign in sources:
                 where = f"WHERE r.{scope} IS NOT NULL{pg_cond(when, 'r')}"
+                n, having = tally(sign)
                 for path, col, typ, null in fields_of(fields):
                     k = f"{kind}.{path}"
                     key = "k_int" if typ == "int" else "k_text"
                     stmts.append(
                         f"        PERFORM nubis_fence_lock('{k}', s.scope) FROM (SELECT DISTINCT r.{scope} AS scope FROM {src} {where}) s;\n"
                         f"        INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n)\n"
-                        f"        SELECT '{k}', r.{scope}, COALESCE(f.fence, 0), pg_backend_pid() % 8, {sign}COUNT(*) FROM {src}\n"
+                        f"        SELECT '{k}', r.{scope}, COALESCE(f.fence, 0), pg_backend_pid() % 8, {n} FROM {src}\n"
                         f"        LEFT JOIN LATERAL (SELECT o.fence FROM order_fences o WHERE o.kind = '{k}' AND o.scope_id = r.{scope}\n"
                         f"            AND (o.{key}, o.k_id) <= ({key_expr('r', col, null)}, r.{idc}) ORDER BY o.{key} DESC, o.k_id DESC LIMIT 1) f ON TRUE\n"
-                        f"        {where} GROUP BY r.{scope}, COALESCE(f.fence, 0)\n"
+                        f"        {where} GROUP BY r.{scope}, COALESCE(f.fence, 0){having}\n"
                         f"        ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = order_fence_counts.n + excluded.n;")
             parts[op] = stmts
         name = stem(kind, opts)
-        out.append(pg_function(f"nubis_{name}_fences{suffix}", parts))
-        out.extend(pg_triggers(f"{name}_fences{suffix}", table, f"nubis_{name}_fences{suffix}"))
+        out.append(pg_function(f"nubis_{name}_fences{suffix}", parts, not triggers))
+        if triggers:
+            out.extend(pg_triggers(f"{name}_fences{suffix}", table, f"nubis_{name}_fences{suffix}"))
     return out
 
 
@@ -438,11 +468,11 @@ HEAD_44 = """-- The firewalls of an instance and of a balancer: kept counts and 
 
 
 
-def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", ""), suffix=""):
+def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", ""), suffix="", signed=False):
     """A migration that puts more lists on the mechanism: the lists' kept counts and blocks
     (entries as in scripts/gen-list-positions.py), their fences, indexes, and SQL that runs
     first (`cleanup`, per engine). `suffix` names its fence triggers apart from those an
-    earlier migration made on the same tables."""
+    earlier migration made on the same tables; `signed` (0054 on) as in pg_list_rows."""
     mod = _module()
     if engine == "sqlite":
         out = head + cleanup[0] + mod.sqlite(lists, list(indexes), head="")
@@ -451,8 +481,8 @@ def later_migration(engine, head, lists, fences=(), indexes=(), cleanup=("", "")
     out.extend(f"CREATE INDEX IF NOT EXISTS {name} ON {table}({cols})" + (f" WHERE {where[0]}" if where else "") + ";"
                for name, table, cols, *where in indexes)
     out.extend(kinds(fences))
-    out.extend(pg_list_rows([mod.norm(e) for e in lists]))
-    out.extend(pg_fences(fences, suffix))
+    out.extend(pg_list_rows([mod.norm(e) for e in lists], signed))
+    out.extend(pg_fences(fences, suffix, signed))
     out.append("")
     out.extend(mod.fill(lists, ""))
     out.extend(fill(fences))
@@ -603,6 +633,49 @@ CREATE TRIGGER {name}_upd AFTER UPDATE ON {child}
 """
 
 
+def pg_group_net(table, count, keys, src, sign, extra=()):
+    """PostgreSQL (0053 on): the statements that move the members of `src` (a FROM item naming
+    them `r`, each with its sign in `sgn`) into and out of their groups' rows: a group whose sum
+    is above 0 gains rows (made if it was not there, with `extra` (column, aggregate) as its
+    values), one below 0 loses them and goes when it has none left. `sign` says which can occur:
+    1 (only added rows), -1 (only removed) or 0 (both). Each statement reads the members'
+    groups and looks their rows up by the groups' key, whatever its plan assumed of the rows'
+    number."""
+    cols = ", ".join(c for c, _ in keys)
+    by = ", ".join(str(i + 1) for i in range(len(keys)))
+    on = " AND ".join(f"x.{c} = d.{c}" for c, _ in keys)
+    named = ", ".join(e if e == f"r.{c}" else f"{e} AS {c}" for c, e in keys)
+    out = []
+    if sign >= 0:
+        names = ", ".join([c for c, _ in keys + list(extra)] + [count])
+        vals = ", ".join([e for _, e in keys + list(extra)] + ["SUM(r.sgn)"])
+        out.append(f"        INSERT INTO {table} ({names})\n"
+                   f"        SELECT {vals} FROM {src} GROUP BY {by} HAVING SUM(r.sgn) > 0\n"
+                   f"        ON CONFLICT ({cols}) DO UPDATE SET {count} = {table}.{count} + excluded.{count};")
+    if sign <= 0:
+        lost = f"(SELECT {named}, SUM(r.sgn) AS n FROM {src} GROUP BY {by} HAVING SUM(r.sgn) < 0) d"
+        out.append(f"        UPDATE {table} x SET {count} = x.{count} + d.n\n"
+                   f"        FROM {lost}\n"
+                   f"        WHERE {on};\n"
+                   f"        DELETE FROM {table} x USING {lost}\n"
+                   f"        WHERE {on} AND x.{count} <= 0;")
+    return "\n".join(out)
+
+
+def pg_groups_net(name, side, member=None):
+    """PostgreSQL (0053 on): the new body of the function of `pg_groups` `name`, whose members
+    are counted by sign (SIGNED_UPDATE) instead of paired by a join; `side(src, sign)` as
+    `pg_group_net`'s, `member` as in `sqlite_groups`."""
+    def rows(table, rec, sgn):
+        cond = f" WHERE {member.format(r=rec)}" if member else ""
+        return f"(SELECT {rec}.*, {sgn} AS sgn FROM {table} {rec}{cond}) r"
+    both = "o.*, -1 AS sgn FROM old_rows o UNION ALL SELECT n.*, 1 AS sgn FROM new_rows n"
+    changed = f"(SELECT * FROM (SELECT {both}) u WHERE {member.format(r='u')}) r" if member else f"(SELECT {both}) r"
+    return pg_function(f"nubis_{name}", {"INSERT": [side(rows("new_rows", "n", 1), 1)],
+                                         "DELETE": [side(rows("old_rows", "o", -1), -1)],
+                                         "UPDATE": [side(changed, 0)]}, replace=True)
+
+
 def node_keys(rec):
     return [("scope", address_scope(f"{rec}.")), ("nodebalancer_id", f"{rec}.nodebalancer_id")]
 
@@ -749,6 +822,60 @@ VLANS_49_POSTGRES = VLAN_TABLE.format(id="BIGINT GENERATED BY DEFAULT AS IDENTIT
     VLAN_MEMBER)
 
 
+# Added by 0053: the PostgreSQL trigger functions of every list above (counts and blocks, fences,
+# groups) again, with an update's rows counted by their sign (SIGNED_UPDATE) instead of paired by
+# a join. Their triggers stay. SQLite's triggers run per row and pair nothing.
+HEAD_53 = """-- Statement triggers that sum signs (docs/decisions.md): the PostgreSQL functions that keep
+-- the lists' counts, blocks, fence counts and groups, with an update's rows before and after
+-- counted by their sign in one pass instead of paired by a join of the transition tables.
+-- Generated by scripts/gen-order-fences.py.
+"""
+LABEL_53 = """CREATE OR REPLACE FUNCTION nubis_nodebalancers_address_label() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    UPDATE address_balancers x SET label = n.label FROM new_rows n
+    WHERE x.nodebalancer_id = n.id AND x.label IS DISTINCT FROM n.label;
+    RETURN NULL;
+END
+$fn$;"""
+
+
+def transition_sums():
+    mod = _module()
+    later = [MAINTENANCE, PENDING, VPC_IPV6] + SERVICE_FIREWALLS + ADDRESS_BALANCERS + VLANS
+    out = [HEAD_53]
+    out.extend(pg_list_rows(_lists() + [mod.norm(e) for e in later], signed=True, triggers=False))
+    for fences, suffix in ((FENCES, ""), (FENCES_40, ""), (FENCES_41, ""), (FENCES_47, "_nullable"),
+                           (FENCES_49, ""), (FENCES_50, ""), (FENCES_52, "_more")):
+        out.extend(pg_fences(fences, suffix, signed=True, triggers=False))
+    out.append(pg_groups_net("nodes_address_balancers", lambda src, sign: pg_group_net(
+        "address_balancers", "nodes", node_keys("r"), src, sign, node_extra("r"))))
+    out.append(pg_groups_net("interfaces_vlans", lambda src, sign: pg_group_net(
+        "vlans", "interfaces", vlan_keys("r"), src, sign, [("created", "MIN(r.created) FILTER (WHERE r.sgn > 0)")]),
+        VLAN_MEMBER))
+    out.append(LABEL_53)
+    return "\n".join(out) + "\n"
+
+
+# Added by 0054: the addresses of one VPC (/v4/vpcs/{vpc_id}/ips and /ipv6s) as lists of their
+# own, scoped by the VPC: kept counts, blocks and fences per VPC (the account's lists above
+# counted and skipped a VPC's rows among the account's), with an index for each order and
+# filter within a VPC. Their PostgreSQL triggers sum an update's rows by sign (0053).
+VPC_MEMBER = ("{r}.purpose = 'vpc'", "purpose", "vpc")
+VPC_OWN = [("instance_interfaces", "vpc_interfaces_of_vpc", "vpc_id", True, VPC_MEMBER),
+           ("instance_interfaces", "vpc_ipv6_interfaces_of_vpc", "vpc_id", True, VPC_IPV6[4])]
+FENCES_54 = [("instance_interfaces", "vpc_interfaces_of_vpc", "vpc_id", VPC_MEMBER, "id", VPC_ADDRESS_FIELDS),
+             ("instance_interfaces", "vpc_ipv6_interfaces_of_vpc", "vpc_id", VPC_IPV6[4], "id", VPC_ADDRESS_FIELDS)]
+INDEXES_54 = [
+    ("instance_interfaces_vpc_vpc", "instance_interfaces", "vpc_id, id", "purpose = 'vpc'"),
+    ("instance_interfaces_vpc_vpc_instance", "instance_interfaces", "vpc_id, instance_id, id", "purpose = 'vpc'"),
+    ("instance_interfaces_vpc_vpc_subnet", "instance_interfaces", "vpc_id, subnet_id, id", "purpose = 'vpc'"),
+]
+HEAD_54 = """-- The addresses of one VPC as lists of their own (docs/decisions.md, "Lists of one parent"):
+-- kept counts, blocks and fences per VPC, with an index for each order and filter within a VPC.
+-- Generated by scripts/gen-order-fences.py.
+"""
+
+
 base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
 open(f"{base}/sqlite/0039_order_fences.sql", "w").write(sqlite())
 open(f"{base}/postgres/0039_order_fences.sql", "w").write(postgres())
@@ -763,7 +890,12 @@ for engine in ("sqlite", "postgres"):
         "0049_vlans": (HEAD_49, VLANS, FENCES_49, INDEXES_49, (VLANS_49_SQLITE, VLANS_49_POSTGRES)),
         "0050_address_balancer_orders": (HEAD_50, [], FENCES_50, INDEXES_50, (NODES_50_SQLITE, NODES_50_POSTGRES)),
         "0052_more_orders": (HEAD_52, [], FENCES_52, INDEXES_52, ("", ""), "_more"),
+        "0054_vpc_address_lists": (HEAD_54, VPC_OWN, FENCES_54, INDEXES_54, ("", ""), "", True),
     }
     for name, (head, lists, fences, indexes, cleanup, *suffix) in later.items():
         sql = later_migration(engine, head, lists, fences, indexes, cleanup, *suffix)
         open(f"{base}/{engine}/{name}.sql", "w").write(sql)
+open(f"{base}/postgres/0053_transition_sums.sql", "w").write(transition_sums())
+open(f"{base}/sqlite/0053_transition_sums.sql", "w").write(
+    "-- Statement triggers that sum signs (docs/decisions.md): PostgreSQL only. SQLite's triggers run\n"
+    "-- per row and pair no transition tables; nothing changes here. Generated by scripts/gen-order-fences.py.\n")

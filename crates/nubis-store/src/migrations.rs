@@ -67,6 +67,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(50, "address_balancer_orders", "0050_address_balancer_orders.sql"),
     migration!(51, "write_gate", "0051_write_gate.sql"),
     migration!(52, "more_orders", "0052_more_orders.sql"),
+    migration!(53, "transition_sums", "0053_transition_sums.sql"),
+    migration!(54, "vpc_address_lists", "0054_vpc_address_lists.sql"),
 ];
 
 impl Store {

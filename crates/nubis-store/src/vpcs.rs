@@ -11,7 +11,7 @@ use crate::interfaces::InterfaceRow;
 use crate::rows::RowExt;
 use crate::sql::{ColKind, Column, Keys, Listing, Sql, Visibility, push_ids};
 use crate::{CacheKey, Store, Tx};
-use nubis_model::filter::{CmpOp, Cond, Filter};
+use nubis_model::filter::Filter;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct VpcRow {
@@ -378,7 +378,16 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VpcInterface>, u64)> {
-        self.vpc_interfaces_page(&VPC_IP_LIST, account_id, vpc_id, grant_user, filter, page, page_size).await
+        self.vpc_interfaces_page(
+            (&VPC_IP_LIST, &VPC_IP_OF_VPC_LIST),
+            account_id,
+            vpc_id,
+            grant_user,
+            filter,
+            page,
+            page_size,
+        )
+        .await
     }
 
     /// [`Store::vpc_ips_page`] of the VPC interfaces with IPv6.
@@ -391,13 +400,25 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VpcInterface>, u64)> {
-        self.vpc_interfaces_page(&VPC_IPV6_LIST, account_id, vpc_id, grant_user, filter, page, page_size).await
+        self.vpc_interfaces_page(
+            (&VPC_IPV6_LIST, &VPC_IPV6_OF_VPC_LIST),
+            account_id,
+            vpc_id,
+            grant_user,
+            filter,
+            page,
+            page_size,
+        )
+        .await
     }
 
+    /// A page of `lists.0` (the account's) or, for one VPC, of `lists.1` (that VPC's, with its
+    /// own kept counts, blocks and fences). The caller has found the VPC the account's and one
+    /// `grant_user` may see.
     #[allow(clippy::too_many_arguments)]
     async fn vpc_interfaces_page(
         &self,
-        listing: &Listing<'static>,
+        lists: (&Listing<'static>, &Listing<'static>),
         account_id: i64,
         vpc_id: Option<i64>,
         grant_user: Option<i64>,
@@ -405,19 +426,25 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<VpcInterface>, u64)> {
-        let mut filter = filter.clone();
-        if let Some(id) = vpc_id {
-            let only = Cond::Field { path: "vpc_id".into(), op: CmpOp::Eq, value: id.into() };
-            filter.cond = Some(match filter.cond.take() {
-                Some(c) => Cond::And(vec![only, c]),
-                None => only,
-            });
-        }
-        let v = Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")), and: None };
-        let (rows, total) = self.fetch_page(listing, &v, &filter, page, page_size).await?;
+        let (listing, v) = match vpc_id {
+            Some(id) => (lists.1, Visibility { scope_id: id, grant: None, and: None }),
+            None => (
+                lists.0,
+                Visibility { scope_id: account_id, grant: grant_user.map(|u| (u, "vpc", "s.vpc_id")), and: None },
+            ),
+        };
+        let (rows, total) = self.fetch_page(listing, &v, filter, page, page_size).await?;
         Ok((rows.iter().map(vpc_interface).collect::<Result<_>>()?, total))
     }
 }
+
+/// [`VPC_IP_LIST`] of one VPC (`/v4/vpcs/{vpc_id}/ips`), kept per VPC (migration 54).
+const VPC_IP_OF_VPC_LIST: Listing<'static> =
+    Listing { scope: "f.vpc_id", kept_count: Some("vpc_interfaces_of_vpc"), ..VPC_IP_LIST };
+
+/// [`VPC_IPV6_LIST`] of one VPC (`/v4/vpcs/{vpc_id}/ipv6s`), kept per VPC (migration 54).
+const VPC_IPV6_OF_VPC_LIST: Listing<'static> =
+    Listing { scope: "f.vpc_id", kept_count: Some("vpc_ipv6_interfaces_of_vpc"), ..VPC_IPV6_LIST };
 
 /// [`VPC_IP_LIST`] of the interfaces with IPv6.
 const VPC_IPV6_LIST: Listing<'static> = Listing {

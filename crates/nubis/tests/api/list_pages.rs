@@ -721,16 +721,23 @@ async fn fences_are_numbered_in_key_order_and_spread_out_when_a_cut_finds_no_roo
 /// Copies each instance interface that meets `which` `times` times at positions from 1,000, one
 /// copy in five without IPv6 (so in the VPC address list but not in its IPv6 list).
 async fn copy_vpc_interfaces(s: &TestServer, which: &str, times: i64) {
+    copy_vpc_interfaces_from(s, which, times, 1_000).await
+}
+
+/// [`copy_vpc_interfaces`] at positions from `from`.
+async fn copy_vpc_interfaces_from(s: &TestServer, which: &str, times: i64, from: i64) {
     let cols = "instance_id, account_id, region, position, purpose, is_primary, label, ipam_address, vpc_id, subnet_id, \
                 vpc_ipv4, vpc_v4, nat_1_1, created, vpc_ipv6_range, vpc_ipv6_address, vpc_ipv6_ranges, vpc_ipv6_public, \
                 config_id, default_ipv4, default_ipv6, version, updated";
-    let exprs = "t.instance_id, t.account_id, t.region, 1000 + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
-                 t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
-                 CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST(n.i AS TEXT) END, \
-                 t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
-                 t.version, t.updated";
+    let exprs = format!(
+        "t.instance_id, t.account_id, t.region, {from} + n.i, t.purpose, t.is_primary, t.label, t.ipam_address, \
+         t.vpc_id, t.subnet_id, t.vpc_ipv4, NULL, t.nat_1_1, t.created, \
+         CASE WHEN n.i % 5 = 0 THEN NULL ELSE t.vpc_ipv6_range || '-' || CAST({from} + n.i AS TEXT) END, \
+         t.vpc_ipv6_address, t.vpc_ipv6_ranges, t.vpc_ipv6_public, t.config_id, t.default_ipv4, t.default_ipv6, \
+         t.version, t.updated"
+    );
     let template = format!("SELECT * FROM instance_interfaces WHERE {which}");
-    db_exec(s, &copies(s, "instance_interfaces", cols, exprs, &template, times)).await;
+    db_exec(s, &copies(s, "instance_interfaces", cols, &exprs, &template, times)).await;
 }
 
 #[tokio::test]
@@ -1015,6 +1022,83 @@ async fn deep_vlan_pages_hold_the_rows_that_skipping_finds_as_interfaces_come_go
 }
 
 #[tokio::test]
+async fn statements_that_write_thousands_of_rows_after_ones_that_wrote_one_keep_every_count() {
+    // On PostgreSQL the triggers that keep counts, fences and VLANs run once per statement, and
+    // PL/pgSQL plans each of their statements at its first run in a connection (usually over one
+    // row) and keeps that plan. Below, each connection writes one row first, then thousands: a
+    // plan that paired rows before and after an update by a join of the two transition tables
+    // compared every row with every other (10^8 comparisons per statement at 10,000 rows).
+    // statement_timeout bounds a statement that ran for minutes; the counts are what is checked.
+    if netns() {
+        return;
+    }
+    let s = TestServer::start().await;
+    let api = s.api();
+    let guard = if s.database.starts_with("sqlite://") { "" } else { "SET statement_timeout = '60s'; " };
+    // Events: counts, blocks and fence counts of every order.
+    api.post("/networking/firewalls", firewall_body("seed")).await.ok();
+    let cols = "account_id, action, created, entity_type, entity_id, entity_label, entity_url, status, username";
+    let exprs = "t.account_id, CASE n.i % 3 WHEN 0 THEN 'linode_boot' ELSE t.action END, \
+                 substr(t.created, 1, 17) || CAST(10 + n.i % 50 AS TEXT), t.entity_type, (n.i * 7919) % 10007, \
+                 t.entity_label, t.entity_url, t.status, t.username";
+    let template = "SELECT * FROM events WHERE action = 'firewall_create'";
+    db_exec(&s, &copies(&s, "events", cols, exprs, template, 10_000)).await;
+    for field in ["action", "status"] {
+        fences_placed(&s, &format!("events.{field}")).await;
+    }
+    db_exec(
+        &s,
+        &format!(
+            "{guard}UPDATE events SET status = 'failed' WHERE id = (SELECT MIN(id) FROM events); \
+             DELETE FROM events WHERE id = (SELECT MAX(id) FROM events); \
+             UPDATE events SET status = CASE WHEN id % 3 = 0 THEN 'failed' ELSE 'finished' END, \
+               action = CASE WHEN id % 5 = 0 THEN 'vpc_create' ELSE action END; \
+             UPDATE events SET username = username; \
+             DELETE FROM events WHERE id % 4 = 1;"
+        ),
+    )
+    .await;
+    let rows = db_scalar(&s, "SELECT COUNT(*) FROM events").await;
+    assert!(rows > 7_000, "{rows} events");
+    assert_eq!(api.get("/account/events").await.ok()["results"], rows);
+    pages_agree(&s, "/account/events", 500).await;
+    let every = r#""id": {"+gte": 0}"#;
+    for field in ["action", "status"] {
+        order_pages_agree(&s, "/account/events", field, 500, every).await;
+    }
+    // VLANs: rows made, counted and deleted with their interfaces.
+    let vlan = json!([{"purpose": "public"}, {"purpose": "vlan", "label": "seed-vlan"}]);
+    let body = json!({"label": "seed", "booted": false, "interfaces": vlan});
+    let seed = crate::instances::create_instance(&api, "us-east", body).await["id"].as_i64().unwrap();
+    let cols = "instance_id, account_id, region, position, purpose, is_primary, label, created";
+    let exprs = "t.instance_id, t.account_id, t.region, 100 + n.i, t.purpose, t.is_primary, \
+                 'v-' || CAST((n.i * 7919) % 10007 AS TEXT), t.created";
+    let template = format!("SELECT * FROM instance_interfaces WHERE instance_id = {seed} AND purpose = 'vlan'");
+    db_exec(&s, &copies(&s, "instance_interfaces", cols, exprs, &template, 10_000)).await;
+    db_exec(
+        &s,
+        &format!(
+            "{guard}UPDATE instance_interfaces SET label = 'one' WHERE instance_id = {seed} AND position = 101; \
+             DELETE FROM instance_interfaces WHERE instance_id = {seed} AND position = 102; \
+             UPDATE instance_interfaces SET label = label || '-m' WHERE purpose = 'vlan' AND position % 3 = 0; \
+             UPDATE instance_interfaces SET region = 'us-west' WHERE purpose = 'vlan' AND position % 5 = 0; \
+             DELETE FROM instance_interfaces WHERE purpose = 'vlan' AND position % 7 = 0;"
+        ),
+    )
+    .await;
+    let distinct =
+        "SELECT COUNT(*) FROM (SELECT DISTINCT region, label FROM instance_interfaces WHERE purpose = 'vlan') v";
+    let rows = db_scalar(&s, distinct).await;
+    assert!(rows > 8_000, "{rows} VLANs");
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM vlans").await, rows);
+    assert_eq!(api.get("/networking/vlans").await.ok()["results"], rows);
+    pages_agree_with(&s, "/networking/vlans", 500, r#"{"label": {"+gte": ""}}"#).await;
+    api.delete(&format!("/compute/instances/{seed}")).await.ok();
+    assert_eq!(api.get("/networking/vlans").await.ok()["results"], 0);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM vlans").await, 0);
+}
+
+#[tokio::test]
 async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() {
     let s = TestServer::start().await;
     let api = s.api();
@@ -1088,12 +1172,14 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
     let s = TestServer::start().await;
     let api = s.api();
     // Three VPCs, each with a subnet and an instance on it.
+    let mut vpcs = Vec::new();
     for n in 0..3 {
         let subnets = json!([{"label": "six", "ipv4": format!("10.{n}.0.0/24"), "ipv6": [{}]}]);
         let v = api
             .post("/vpcs", json!({"label": format!("deep-{n}"), "region": "us-east", "ipv6": [{}], "subnets": subnets}))
             .await;
         let subnet = v.ok()["subnets"][0]["id"].as_i64().unwrap();
+        vpcs.push((v.body["id"].as_i64().unwrap(), subnet));
         let iface = json!({"purpose": "vpc", "subnet_id": subnet, "ipv6": {"is_public": false}});
         let body = json!({"region": "us-east", "type": "g6-nanode-1", "label": format!("vm-{n}"), "booted": false,
                           "interfaces": [iface]});
@@ -1121,6 +1207,44 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
         order_pages_agree(&s, path, "instance_id", 450, every).await;
         order_pages_agree(&s, path, "subnet_id", 500, every).await;
     }
+
+    // One VPC's addresses are a list of their own, kept per VPC (migration 54): its deep pages,
+    // its orders and its count, as interfaces go, lose their IPv6 and move to another VPC. The
+    // first VPC gets 9,000 more, enough for fences of its own.
+    let ((first, _), (second, second_subnet)) = (vpcs[0], vpcs[1]);
+    copy_vpc_interfaces_from(&s, &format!("vpc_id = {first} AND position < 1000"), 9_000, 10_000).await;
+    for list in ["vpc_interfaces_of_vpc", "vpc_ipv6_interfaces_of_vpc"] {
+        for field in ["instance_id", "subnet_id"] {
+            fences_placed(&s, &format!("{list}.{field}")).await;
+        }
+    }
+    db_exec(
+        &s,
+        &format!(
+            "UPDATE instance_interfaces SET vpc_id = {second}, subnet_id = {second_subnet} \
+             WHERE vpc_id = {first} AND position % 5 = 1"
+        ),
+    )
+    .await;
+    for (vpc, _) in &vpcs {
+        let of = |cond: &str| {
+            format!("SELECT COUNT(*) FROM instance_interfaces WHERE purpose = 'vpc' AND vpc_id = {vpc}{cond}")
+        };
+        let ips = format!("/vpcs/{vpc}/ips");
+        let ipv6s = format!("/vpcs/{vpc}/ipv6s");
+        assert_eq!(api.get(&ips).await.ok()["results"], db_scalar(&s, &of("")).await);
+        assert_eq!(api.get(&ipv6s).await.ok()["results"], db_scalar(&s, &of(" AND vpc_ipv6_range IS NOT NULL")).await);
+        for path in [&ips, &ipv6s] {
+            pages_agree_with(&s, path, 500, r#"{"instance_id": {"+gte": 0}}"#).await;
+            order_pages_agree(&s, path, "instance_id", 450, every).await;
+            order_pages_agree(&s, path, "subnet_id", 500, every).await;
+        }
+    }
+    // A filter on the VPC's subnet is counted through the per-VPC index.
+    let moved = api.get_filtered(&format!("/vpcs/{second}/ips"), &format!(r#"{{"subnet_id": {second_subnet}}}"#)).await;
+    let on_subnet =
+        format!("SELECT COUNT(*) FROM instance_interfaces WHERE purpose = 'vpc' AND subnet_id = {second_subnet}");
+    assert_eq!(moved.ok()["results"], db_scalar(&s, &on_subnet).await);
 }
 
 #[tokio::test]
