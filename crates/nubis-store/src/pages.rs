@@ -4,7 +4,7 @@
 //! the list's own order, a range of the order fences (`fences`) in a field's order.
 
 use nubis_model::Result;
-use nubis_model::filter::{Filter, Order};
+use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 
 use crate::Backend;
 use crate::fences::Rows;
@@ -136,6 +136,8 @@ impl crate::Store {
         offset: u64,
         page_size: u64,
     ) -> Result<(Vec<crate::db::Row>, u64)> {
+        let own = without_scope(filter, l, v.scope_id);
+        let filter = own.as_ref().unwrap_or(filter);
         if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
             let n = self.kept_count(v.scope_id, kind).await?;
             if n > SCAN_BUDGET {
@@ -300,9 +302,66 @@ impl crate::Store {
     }
 }
 
+/// `filter` without the conditions every row of the list meets, or `None` when it has none:
+/// its scope's column equal to the scope's id (`{"vpc_id": 7}` on the addresses of VPC 7). Such
+/// a condition would make the page a filtered one, counted and skipped through an index over the
+/// whole list, where the list's kept count and blocks serve it.
+fn without_scope(filter: &Filter, l: &Listing<'_>, scope_id: i64) -> Option<Filter> {
+    let always = |c: &Cond| match c {
+        Cond::Field { path, op: CmpOp::Eq, value } => {
+            value.as_i64() == Some(scope_id) && l.cols.iter().any(|col| col.path == path && col.expr == l.scope)
+        }
+        _ => false,
+    };
+    let cond = match filter.cond.as_ref()? {
+        c if always(c) => None,
+        Cond::And(all) if all.iter().any(always) => {
+            let rest: Vec<Cond> = all.iter().filter(|c| !always(c)).cloned().collect();
+            (!rest.is_empty()).then_some(Cond::And(rest))
+        }
+        _ => return None,
+    };
+    Some(Filter { cond, ..filter.clone() })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::joined_to;
+    use super::{joined_to, without_scope};
+    use crate::sql::{ColKind, Column, Listing};
+    use nubis_model::filter::{Cond, Filter};
+
+    #[test]
+    fn a_condition_every_row_of_the_scope_meets_is_dropped_and_no_other() {
+        let cols = [
+            Column { path: "vpc_id", expr: "f.vpc_id", kind: ColKind::Int },
+            Column { path: "region", expr: "f.region", kind: ColKind::Text },
+        ];
+        let l = Listing {
+            select: "",
+            from: "",
+            scope: "f.vpc_id",
+            and: "",
+            cols: &cols,
+            order: "f.id",
+            kept_count: None,
+            indexed: &[],
+        };
+        let f = |t: &str| Filter::parse(t, &["vpc_id", "region"]).unwrap();
+        assert_eq!(without_scope(&f(r#"{"vpc_id": 7}"#), &l, 7), Some(Filter::default()));
+        let region = f(r#"{"region": "us-east"}"#).cond.unwrap();
+        let both = without_scope(&f(r#"{"vpc_id": 7, "region": "us-east"}"#), &l, 7).unwrap();
+        assert_eq!(both.cond, Some(Cond::And(vec![region])));
+        let ordered = without_scope(&f(r#"{"vpc_id": 7, "+order_by": "region"}"#), &l, 7).unwrap();
+        assert_eq!((ordered.cond, ordered.order_by.as_deref()), (None, Some("region")));
+        // Another VPC's id, another operator, an alternative: kept as they are.
+        assert_eq!(without_scope(&f(r#"{"vpc_id": 8}"#), &l, 7), None);
+        assert_eq!(without_scope(&f(r#"{"vpc_id": {"+gte": 7}}"#), &l, 7), None);
+        assert_eq!(without_scope(&f(r#"{"+or": [{"vpc_id": 7}, {"region": "x"}]}"#), &l, 7), None);
+        assert_eq!(without_scope(&f(r#"{"region": "us-east"}"#), &l, 7), None);
+        // A column that is not the scope's.
+        let account = Listing { scope: "f.account_id", ..l };
+        assert_eq!(without_scope(&f(r#"{"vpc_id": 7}"#), &account, 7), None);
+    }
 
     #[test]
     fn the_column_joined_to_the_id_column_is_found_whole() {

@@ -1240,6 +1240,13 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
             order_pages_agree(&s, path, "subnet_id", 500, every).await;
         }
     }
+    // The VPC's own id as a filter is every row of the list; another VPC's is none.
+    let page = format!("/vpcs/{first}/ips?page=3&page_size=500");
+    let all = api.get(&page).await;
+    let own = api.get_filtered(&page, &format!(r#"{{"vpc_id": {first}}}"#)).await;
+    assert_eq!(own.ok(), all.ok());
+    let other = api.get_filtered(&format!("/vpcs/{first}/ips"), &format!(r#"{{"vpc_id": {second}}}"#)).await;
+    assert_eq!(other.ok()["results"], 0);
     // A filter on the VPC's subnet is counted through the per-VPC index.
     let moved = api.get_filtered(&format!("/vpcs/{second}/ips"), &format!(r#"{{"subnet_id": {second_subnet}}}"#)).await;
     let on_subnet =
