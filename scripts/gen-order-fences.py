@@ -3,8 +3,9 @@
 0040 (the maintenance list on the same mechanism), 0041 (its pending windows), 0043 (the IPv6
 ranges of VPC interfaces), 0044 (the firewalls of a service), 0047 (orders by fields that may be
 NULL), 0048 (an instance's balancers), 0049 (VLANs), 0050 (an instance's balancers' orders) and 0052
-(more orders: sign-ins, OAuth clients by id, VPC addresses) and 0053 (the PostgreSQL functions
-again, an update's rows summed by sign) for both engines from the tables below: one trigger set per list, so the SQL's repetition has one
+(more orders: sign-ins, OAuth clients by id, VPC addresses), 0053 (the PostgreSQL functions
+again, an update's rows summed by sign) and 0054 (one VPC's addresses, kept per VPC) for both
+engines from the tables below: one trigger set per list, so the SQL's repetition has one
 source (0042, which numbers the fences in key order, is written by hand). Usage: scripts/gen-order-fences.py
 
 A list ordered by a field (`+order_by`) is cut into ranges by fences: keys (value, id) in that
