@@ -99,8 +99,18 @@ fn event(r: &Row) -> Result<Event> {
 
 /// The WHERE clause shared by the list and the single-event read.
 fn scope(sql: &mut Sql, v: &EventViewer, since: Timestamp) {
+    scope_as(sql, v, since, false);
+}
+
+/// [`scope`], with the account written as a range of its one value when `led`, for a page
+/// ordered by it first (as [`crate::sql::push_scope_led`]).
+fn scope_as(sql: &mut Sql, v: &EventViewer, since: Timestamp, led: bool) {
     sql.bind(Val::I64(v.user_id));
-    sql.push(" WHERE e.account_id = ").bind(Val::I64(v.account_id));
+    match led {
+        true => sql.push(" WHERE e.account_id >= ").bind(Val::I64(v.account_id)).push(" AND e.account_id <= "),
+        false => sql.push(" WHERE e.account_id = "),
+    }
+    .bind(Val::I64(v.account_id));
     // Not an index range (`|| ''`): a page walks the account's events in id order and checks the
     // window on each, where a range on `created` would read the whole window to sort it.
     sql.push(" AND e.created || '' >= ").bind(Val::Str(since.to_string()));
@@ -259,11 +269,15 @@ impl Store {
         } else {
             DeepStart::Skip
         };
+        let start = match start {
+            DeepStart::Skip if whole => DeepStart::Led("e.account_id"),
+            start => start,
+        };
         if let DeepStart::Past = start {
             return Ok((Vec::new(), total.max(0) as u64));
         }
         let mut sql = Sql::new(SELECT);
-        scope(&mut sql, viewer, since);
+        scope_as(&mut sql, viewer, since, matches!(start, DeepStart::Led(_)));
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
         start.push_page(&mut sql, COLUMNS, filter, "e.id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;

@@ -57,11 +57,32 @@ pub struct LoginScope {
 }
 
 fn scope(sql: &mut Sql, s: &LoginScope) {
-    sql.push(" WHERE status = 'successful' AND account_id = ").bind(Val::I64(s.account_id));
+    scope_as(sql, s, false);
+}
+
+/// [`scope`], with the column the list is counted by (the user, else the account) written as a
+/// range of its one value when `led`, for a page ordered by it first (as
+/// [`crate::sql::push_scope_led`]).
+fn scope_as(sql: &mut Sql, s: &LoginScope, led: bool) {
+    let is = |sql: &mut Sql, column: &str, id: i64| {
+        match led {
+            true => sql.push(&format!("{column} >= ")).bind(Val::I64(id)).push(&format!(" AND {column} <= ")),
+            false => sql.push(&format!("{column} = ")),
+        }
+        .bind(Val::I64(id));
+    };
+    sql.push(" WHERE status = 'successful' AND ");
+    match s.user_id {
+        None => is(sql, "account_id", s.account_id),
+        Some(_) => {
+            sql.push("account_id = ").bind(Val::I64(s.account_id));
+        }
+    }
     // Not an index range (`|| ''`): a page walks the logins in id order (see events.rs).
     sql.push(" AND datetime || '' >= ").bind(Val::Str(s.since.to_string()));
     if let Some(u) = s.user_id {
-        sql.push(" AND user_id = ").bind(Val::I64(u));
+        sql.push(" AND ");
+        is(sql, "user_id", u);
     }
 }
 
@@ -172,11 +193,15 @@ impl Store {
         } else {
             DeepStart::Skip
         };
+        let start = match start {
+            DeepStart::Skip if filter.cond.is_none() => DeepStart::Led(column),
+            start => start,
+        };
         if let DeepStart::Past = start {
             return Ok((Vec::new(), total.max(0) as u64));
         }
         let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
-        scope(&mut sql, s);
+        scope_as(&mut sql, s, matches!(start, DeepStart::Led(_)));
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
         start.push_page(&mut sql, COLUMNS, filter, "id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;

@@ -69,6 +69,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(52, "more_orders", "0052_more_orders.sql"),
     migration!(53, "transition_sums", "0053_transition_sums.sql"),
     migration!(54, "vpc_address_lists", "0054_vpc_address_lists.sql"),
+    migration!(55, "scope_order_indexes", "0055_scope_order_indexes.sql"),
 ];
 
 impl Store {

@@ -9,8 +9,8 @@ use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use crate::Backend;
 use crate::fences::Rows;
 use crate::sql::{
-    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_scope,
-    push_sorted_order, push_window, served, unserved,
+    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_order_led,
+    push_scope, push_scope_led, push_sorted_order, push_unscoped, push_window, served, unserved,
 };
 
 /// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
@@ -55,6 +55,10 @@ impl Located {
 pub(crate) enum DeepStart<'a> {
     /// Shallow, or no counts serve the order: the page skips its rows with `OFFSET`.
     Skip,
+    /// A shallow page of a whole list: its rows skipped with `OFFSET` in the index on its scope
+    /// and its order, with the scope written as a range and first in the order (the scope
+    /// column, [`push_scope_led`]).
+    Led(&'a str),
     /// Past the last row.
     Past,
     /// In id order (the list's own order, or an order by its id column): a block of ids, and
@@ -87,6 +91,10 @@ impl DeepStart<'_> {
                 at.push_window(sql, page_size);
             }
             DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr.as_ref(), id_col, page_size),
+            DeepStart::Led(scope) => {
+                push_order_led(sql, cols, filter, order, scope)?;
+                push_window(sql, offset, page_size);
+            }
             DeepStart::Skip | DeepStart::Past => {
                 push_order(sql, cols, filter, order)?;
                 push_window(sql, offset, page_size);
@@ -155,6 +163,11 @@ impl crate::Store {
             }
             _ => DeepStart::Skip,
         };
+        // A page of the whole list that skips its rows reads them in the index on its scope.
+        let start = match start {
+            DeepStart::Skip if kept.is_some() => DeepStart::Led(l.scope),
+            start => start,
+        };
         if let DeepStart::Past = start {
             // Past the end: no rows, and the kept count.
             let kind = kept.unwrap_or_default();
@@ -185,7 +198,15 @@ impl crate::Store {
                 sql.push(l.select);
             }
         }
-        push_scope(&mut sql, l, v);
+        match start {
+            DeepStart::Led(_) => push_scope_led(&mut sql, l, v),
+            // The page's ids are read from the scope's rows in the statement's array; the scope
+            // again here would offer a plan made for unknown values the scope's index to walk
+            // and check each row against the ids (18 ms a page of a config's 10,000 nodes by
+            // label on PostgreSQL; 0.5 ms read by the ids' primary key).
+            DeepStart::Fence(..) => push_unscoped(&mut sql, l, v),
+            _ => push_scope(&mut sql, l, v),
+        }
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
         if sort {
             push_sorted_order(&mut sql, l.cols, filter, l.order)?;

@@ -113,16 +113,45 @@ pub(crate) fn push_filter(sql: &mut Sql, backend: Backend, cols: &[Column], filt
 
 /// Appends ` ORDER BY ...` for the filter's ordering, or `default` when it has none.
 pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str) -> Result<()> {
-    push_order_with(sql, cols, filter, default, "")
+    push_order_with(sql, cols, filter, default, "", None)
+}
+
+/// [`push_order`] led by the list's scope column, in the direction of the order's first term:
+/// for a page whose scope is written as a range ([`push_scope_led`]), only an index that starts
+/// with the scope gives that order.
+pub(crate) fn push_order_led(
+    sql: &mut Sql,
+    cols: &[Column],
+    filter: &Filter,
+    default: &str,
+    scope: &str,
+) -> Result<()> {
+    push_order_with(sql, cols, filter, default, "", Some(scope))
 }
 
 /// [`push_order`] with every term written `+term`, which SQLite reads as the same order but no
 /// index's: the page's rows are found through the filter's index and sorted.
 pub(crate) fn push_sorted_order(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str) -> Result<()> {
-    push_order_with(sql, cols, filter, default, "+")
+    push_order_with(sql, cols, filter, default, "+", None)
 }
 
-fn push_order_with(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str, plus: &str) -> Result<()> {
+fn push_order_with(
+    sql: &mut Sql,
+    cols: &[Column],
+    filter: &Filter,
+    default: &str,
+    plus: &str,
+    lead: Option<&str>,
+) -> Result<()> {
+    if let Some(scope) = lead {
+        let desc = match filter.order_by {
+            Some(_) => filter.order == Order::Desc,
+            None => default.split(',').next().is_some_and(|t| t.trim().ends_with(" DESC")),
+        };
+        sql.push(&format!(" ORDER BY {scope} {},", if desc { "DESC" } else { "ASC" }));
+    } else {
+        sql.push(" ORDER BY");
+    }
     match &filter.order_by {
         Some(path) => {
             let col = column(cols, path)?;
@@ -140,11 +169,11 @@ fn push_order_with(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &st
                     format!("{plus}{part} {dir}")
                 })
                 .collect();
-            sql.push(&format!(" ORDER BY {plus}{} {dir}, {}", col.order_expr(), ties.join(", ")));
+            sql.push(&format!(" {plus}{} {dir}, {}", col.order_expr(), ties.join(", ")));
         }
         None => {
             let terms: Vec<String> = default.split(',').map(|t| format!("{plus}{}", t.trim())).collect();
-            sql.push(&format!(" ORDER BY {}", terms.join(", ")));
+            sql.push(&format!(" {}", terms.join(", ")));
         }
     }
     Ok(())
@@ -341,6 +370,29 @@ pub(crate) struct Visibility<'a> {
 
 pub(crate) fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
     sql.push(&format!(" WHERE {} = ", l.scope)).bind(Val::I64(v.scope_id));
+    push_rest_of_scope(sql, l, v);
+}
+
+/// [`push_scope`] with the scope written as a range of its one value (`scope >= s AND scope <=
+/// s`), for a page ordered by [`push_order_led`]. With an equality PostgreSQL may plan a shallow
+/// page as a walk of the whole table in the order's index (the primary key), filtered by the
+/// scope, when its statistics say the scope holds a large share of the rows: rows that sit at the
+/// end of that index are found after every other. A range makes the scope a sort key the walk
+/// does not give, so only the index on (scope, order) serves the page.
+pub(crate) fn push_scope_led(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
+    sql.push(&format!(" WHERE {} >= ", l.scope)).bind(Val::I64(v.scope_id));
+    sql.push(&format!(" AND {} <= ", l.scope)).bind(Val::I64(v.scope_id));
+    push_rest_of_scope(sql, l, v);
+}
+
+/// [`push_scope`] without the scope's own condition, for a statement whose rows are picked by
+/// ids already read from the scope's rows (a page in a field's order, `FenceAt::push_page`).
+pub(crate) fn push_unscoped(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
+    sql.push(" WHERE 1 = 1");
+    push_rest_of_scope(sql, l, v);
+}
+
+fn push_rest_of_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
     sql.push(l.and);
     if let Some((user_id, kind, id_col)) = v.grant {
         // Driven by the user's grants (an index range of them), not by the scope's rows.
@@ -475,5 +527,28 @@ mod tests {
         assert_eq!(ids_sql(&many[..65]).0, ids_sql(&many).0);
         let long: Vec<i64> = (1..=1500).collect();
         assert_eq!(ids_sql(&long).1, 1500);
+    }
+
+    #[test]
+    fn a_led_page_puts_its_scope_first_in_the_direction_of_its_order() {
+        let cols = [
+            Column { path: "id", expr: "s.id", kind: ColKind::Int },
+            Column { path: "label", expr: "s.label", kind: ColKind::Text },
+        ];
+        let led = |filter: &Filter, default: &str| {
+            let mut sql = Sql::new("");
+            push_order_led(&mut sql, &cols, filter, default, "s.vpc_id").unwrap();
+            sql.text
+        };
+        let own = Filter::default();
+        assert_eq!(led(&own, "s.id"), " ORDER BY s.vpc_id ASC, s.id");
+        assert_eq!(led(&own, "e.id DESC"), " ORDER BY s.vpc_id DESC, e.id DESC");
+        let by = |order| Filter { order_by: Some("label".into()), order, ..Filter::default() };
+        assert_eq!(led(&by(Order::Asc), "s.id"), " ORDER BY s.vpc_id ASC, s.label ASC, s.id ASC");
+        assert_eq!(led(&by(Order::Desc), "s.id"), " ORDER BY s.vpc_id DESC, s.label DESC, s.id DESC");
+        // Unled, the order is the list's own.
+        let mut sql = Sql::new("");
+        push_order(&mut sql, &cols, &by(Order::Desc), "s.id").unwrap();
+        assert_eq!(sql.text, " ORDER BY s.label DESC, s.id DESC");
     }
 }
