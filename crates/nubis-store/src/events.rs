@@ -10,7 +10,7 @@ use crate::db::query;
 use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, served, unserved};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_is, push_kept_count, served, unserved};
 use crate::{Store, Tx};
 
 /// Who is reading events: restricted users see only events about what they are granted and
@@ -103,14 +103,11 @@ fn scope(sql: &mut Sql, v: &EventViewer, since: Timestamp) {
 }
 
 /// [`scope`], with the account written as a range of its one value when `led`, for a page
-/// ordered by it first (as [`crate::sql::push_scope_led`]).
+/// ordered by it first ([`push_is`]).
 fn scope_as(sql: &mut Sql, v: &EventViewer, since: Timestamp, led: bool) {
     sql.bind(Val::I64(v.user_id));
-    match led {
-        true => sql.push(" WHERE e.account_id >= ").bind(Val::I64(v.account_id)).push(" AND e.account_id <= "),
-        false => sql.push(" WHERE e.account_id = "),
-    }
-    .bind(Val::I64(v.account_id));
+    sql.push(" WHERE ");
+    push_is(sql, "e.account_id", v.account_id, led);
     // Not an index range (`|| ''`): a page walks the account's events in id order and checks the
     // window on each, where a range on `created` would read the whole window to sort it.
     sql.push(" AND e.created || '' >= ").bind(Val::Str(since.to_string()));

@@ -10,7 +10,7 @@ use crate::db::query;
 use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, served, unserved};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_is, push_kept_count, served, unserved};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, datetime, ip, username, status, restricted";
@@ -24,7 +24,17 @@ const COLUMNS: &[Column] = &[
     Column { path: "restricted", expr: "restricted", kind: ColKind::Bool },
 ];
 
-/// The fields an index on the account (or the user) and the field serves (migration 36).
+/// The sign-ins a list shows, written as the condition of their indexes (migration 56), which a
+/// read uses only when it names every term: a successful attempt has an account and a user.
+macro_rules! listed {
+    () => {
+        "status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL"
+    };
+}
+const LISTED: &str = listed!();
+const AND_LISTED: &str = concat!(" AND ", listed!());
+
+/// The fields an index on the account (or the user) and the field serves (migrations 36, 56).
 const INDEXED: &[&str] = &["datetime", "ip", "username"];
 
 fn login(r: &Row) -> Result<Login> {
@@ -61,28 +71,15 @@ fn scope(sql: &mut Sql, s: &LoginScope) {
 }
 
 /// [`scope`], with the column the list is counted by (the user, else the account) written as a
-/// range of its one value when `led`, for a page ordered by it first (as
-/// [`crate::sql::push_scope_led`]).
+/// range of its one value when `led`, for a page ordered by it first ([`push_is`]).
 fn scope_as(sql: &mut Sql, s: &LoginScope, led: bool) {
-    let is = |sql: &mut Sql, column: &str, id: i64| {
-        match led {
-            true => sql.push(&format!("{column} >= ")).bind(Val::I64(id)).push(&format!(" AND {column} <= ")),
-            false => sql.push(&format!("{column} = ")),
-        }
-        .bind(Val::I64(id));
-    };
-    sql.push(" WHERE status = 'successful' AND ");
-    match s.user_id {
-        None => is(sql, "account_id", s.account_id),
-        Some(_) => {
-            sql.push("account_id = ").bind(Val::I64(s.account_id));
-        }
-    }
+    sql.push(&format!(" WHERE {LISTED} AND "));
+    push_is(sql, "account_id", s.account_id, led && s.user_id.is_none());
     // Not an index range (`|| ''`): a page walks the logins in id order (see events.rs).
     sql.push(" AND datetime || '' >= ").bind(Val::Str(s.since.to_string()));
     if let Some(u) = s.user_id {
         sql.push(" AND ");
-        is(sql, "user_id", u);
+        push_is(sql, "user_id", u, led);
     }
 }
 
@@ -170,7 +167,7 @@ impl Store {
             push_kept_count(&mut count, scope_id, kind);
             count.push(&format!(") AS kept, (SELECT COUNT(*) FROM logins WHERE {column} = ")).bind(Val::I64(scope_id));
             count.push(" AND datetime < ").bind(Val::Str(s.since.to_string()));
-            let row = count.push(" AND status = 'successful') AS aged").query().fetch_one(self.r()).await?;
+            let row = count.push(&format!(" AND {LISTED}) AS aged")).query().fetch_one(self.r()).await?;
             let aged = row.i64("aged")?;
             (row.i64("kept")? - aged, aged)
         } else {
@@ -182,13 +179,7 @@ impl Store {
         // A deep page starts where the block counts (newest first, or by id) or the order
         // fences say, when every counted sign-in is listed.
         let start = if filter.cond.is_none() && aged == 0 && offset >= LOCATE_FROM {
-            let rows = Rows {
-                from: "FROM logins",
-                scope: column,
-                and: " AND status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL",
-                scope_id,
-                backend: self.backend(),
-            };
+            let rows = Rows { from: "FROM logins", scope: column, and: AND_LISTED, scope_id, backend: self.backend() };
             self.deep_start(kind, rows, offset, COLUMNS, filter, "id DESC").await?
         } else {
             DeepStart::Skip

@@ -380,9 +380,21 @@ pub(crate) fn push_scope(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
 /// end of that index are found after every other. A range makes the scope a sort key the walk
 /// does not give, so only the index on (scope, order) serves the page.
 pub(crate) fn push_scope_led(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
-    sql.push(&format!(" WHERE {} >= ", l.scope)).bind(Val::I64(v.scope_id));
-    sql.push(&format!(" AND {} <= ", l.scope)).bind(Val::I64(v.scope_id));
+    sql.push(" WHERE ");
+    push_is(sql, l.scope, v.scope_id, true);
     push_rest_of_scope(sql, l, v);
+}
+
+/// `column = id`, or when `led` the same condition written as a range of its one value
+/// (`column >= id AND column <= id`), for a page ordered by the column first: see
+/// [`push_scope_led`]. Lists that write their own scope (events, sign-ins) use it too.
+pub(crate) fn push_is(sql: &mut Sql, column: &str, id: i64, led: bool) {
+    if led {
+        sql.push(&format!("{column} >= ")).bind(Val::I64(id)).push(&format!(" AND {column} <= "));
+    } else {
+        sql.push(&format!("{column} = "));
+    }
+    sql.bind(Val::I64(id));
 }
 
 /// [`push_scope`] without the scope's own condition, for a statement whose rows are picked by

@@ -580,3 +580,41 @@ pub async fn db_scalar(server: &TestServer, sql: &str) -> i64 {
     let _ = conn.close().await;
     v
 }
+
+/// One text column of every row of a read-only statement on the server's database.
+pub async fn db_texts(server: &TestServer, sql: &str) -> Vec<String> {
+    if let Some(path) = server.database.strip_prefix("sqlite://") {
+        let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the test database");
+        let mut st = c.prepare(sql).expect("prepare");
+        return st.query_map([], |r| r.get::<_, String>(0)).expect("query").map(|r| r.expect("row")).collect();
+    }
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&server.database).await.expect("connect to the test database");
+    let v: Vec<String> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_all(&mut conn).await.expect("query");
+    let _ = conn.close().await;
+    v
+}
+
+/// The plan the server's database makes for a read, one line a step (SQLite's `EXPLAIN QUERY
+/// PLAN` details; PostgreSQL's `EXPLAIN` with table scans and sorts disabled, so that a plan on
+/// an almost empty table shows which index could serve the read).
+pub async fn db_plan(server: &TestServer, sql: &str) -> String {
+    if let Some(path) = server.database.strip_prefix("sqlite://") {
+        let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the test database");
+        let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("prepare");
+        let steps = st.query_map([], |r| r.get::<_, String>(3)).expect("query").map(|r| r.expect("row"));
+        return steps.collect::<Vec<_>>().join("\n");
+    }
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&server.database).await.expect("connect to the test database");
+    for off in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET {off} = off"))).execute(&mut conn).await.expect("set");
+    }
+    let v: Vec<String> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("EXPLAIN {sql}"))).fetch_all(&mut conn).await.expect("explain");
+    let _ = conn.close().await;
+    v.join("\n")
+}
