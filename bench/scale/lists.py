@@ -1144,12 +1144,18 @@ def main():
         t0 = time.time()
         s = Server(db)
         took["restart"] = time.time() - t0
-        # nubis cuts the order fences of the lists the fill grew (a range past 8,192 rows) once
-        # it runs; measuring starts when that is done, as on a server that grew with its lists.
+        # nubis cuts the order fences of the lists the fill grew (a range past 4 times its
+        # scope's chunk: a 64th of the scope's rows, between 256 and 2,048) once it runs;
+        # measuring starts when that is done, as on a server that grew with its lists. The
+        # statement is nubis's own (`fences_due` in crates/nubis-store/src/fences.rs).
         t0 = time.time()
-        due = ("SELECT COUNT(*) FROM (SELECT kind, scope_id, fence FROM order_fence_counts "
-               "WHERE fence IN (SELECT fence FROM order_fence_counts WHERE n > 1024) "
-               "GROUP BY kind, scope_id, fence HAVING SUM(n) > 8192) x")
+        share = "CAST(t.total AS BIGINT) / 64"
+        due = ("WITH d AS (SELECT DISTINCT kind, scope_id FROM order_fence_counts WHERE n > 128), "
+               "r AS (SELECT c.kind, c.scope_id, c.fence, SUM(c.n) AS n FROM order_fence_counts c "
+               "JOIN d ON d.kind = c.kind AND d.scope_id = c.scope_id GROUP BY c.kind, c.scope_id, c.fence), "
+               "t AS (SELECT kind, scope_id, SUM(n) AS total FROM r GROUP BY kind, scope_id) "
+               "SELECT COUNT(*) FROM r JOIN t ON t.kind = r.kind AND t.scope_id = r.scope_id "
+               f"WHERE r.n > 4 * (CASE WHEN {share} < 256 THEN 256 WHEN {share} > 2048 THEN 2048 ELSE {share} END)")
         while int(db.one(due) or 0) > 0 and time.time() - t0 < 1800:
             time.sleep(1)
         took["fences"] = time.time() - t0

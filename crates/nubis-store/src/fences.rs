@@ -5,8 +5,9 @@
 //! being the range below the first fence). A deep page sums the counts of the ranges in order
 //! ([`Store::locate_ordered`]) and reads from its range's key, skipping fewer rows than a range
 //! holds. nubis places the fences outside any request ([`Tx::fence_place`]): a range past
-//! [`SPLIT_AT`] rows is cut into ranges of [`CHUNK`] rows, an empty one is dropped. Where fences
-//! have not been placed yet a page still comes out right, by skipping more rows.
+//! [`SPLIT_TIMES`] times its scope's chunk (between [`MIN_CHUNK`] and [`CHUNK`] rows, following
+//! the scope's size) is cut into ranges of a chunk, an empty one is dropped. Where fences have
+//! not been placed yet a page still comes out right, by skipping more rows.
 
 use nubis_model::Result;
 
@@ -15,10 +16,16 @@ use crate::rows::RowExt;
 use crate::sql::{Sql, Val, push_window};
 use crate::{Backend, Store, Tx};
 
-/// The rows of a range once it is cut.
+/// The rows of a range once it is cut: a share of the scope's rows ([`RANGES`]), at least
+/// [`MIN_CHUNK`] and at most [`CHUNK`] ([`chunk_sql`]). A per-parent list of 10,000 rows is cut
+/// in ranges of 256, a list of 100,000 in ranges of 1,562, a million events in ranges of 2,048.
 pub const CHUNK: i64 = 2_048;
-/// A range with more rows than this is cut.
-pub const SPLIT_AT: i64 = 4 * CHUNK;
+/// The fewest rows a range is cut into.
+pub const MIN_CHUNK: i64 = 256;
+/// How many ranges a scope is cut into (while its ranges are between the bounds).
+pub const RANGES: i64 = 64;
+/// A range with more rows than this many times its scope's chunk is cut.
+pub const SPLIT_TIMES: i64 = 4;
 /// Fences are numbered in the order of their keys (migration 42), this far apart when spread
 /// out: a range cut in pieces numbers them between its own number and the next fence's.
 pub const GAP: i64 = 1 << 32;
@@ -160,7 +167,20 @@ fn key(r: &Row, int: &str, text: &str, id: &str) -> Result<Option<(Val, i64)>> {
     })
 }
 
-/// A range due to be cut (more than [`SPLIT_AT`] rows) or dropped (none).
+/// The rows of a range of a scope of `total` rows once it is cut, as SQL over the expression
+/// `total` (both engines): the one place the rule is written.
+///
+/// Ranges cut while a scope was small stay small as it grows only until they pass
+/// [`SPLIT_TIMES`] times the chunk of its new size, so a scope holds about [`RANGES`] ranges
+/// per doubling of its rows below [`CHUNK`] times [`RANGES`], and a range per [`CHUNK`] rows
+/// above: about 600 at a million rows, and a deep page locates its range in a few hundred counts.
+pub(crate) fn chunk_sql(total: &str) -> String {
+    // An integer division on both engines (PostgreSQL's sums are numeric).
+    let share = format!("CAST({total} AS BIGINT) / {RANGES}");
+    format!("(CASE WHEN {share} < {MIN_CHUNK} THEN {MIN_CHUNK} WHEN {share} > {CHUNK} THEN {CHUNK} ELSE {share} END)")
+}
+
+/// A range due to be cut (more than [`SPLIT_TIMES`] times its scope's chunk) or dropped (none).
 #[derive(Debug, Clone)]
 pub struct FenceDue {
     pub kind: String,
@@ -232,18 +252,21 @@ impl Store {
     }
 
     /// The ranges due to be cut or dropped. A range's count is spread over at most 8 shards
-    /// (PostgreSQL; one on SQLite), so one past [`SPLIT_AT`] has a shard past an eighth of it,
-    /// and an empty one other than fence 0 has a shard at or below zero: only the ranges with
-    /// such a shard are summed, not every scope's ranges of every list.
+    /// (PostgreSQL; one on SQLite), so one due to be cut (past [`SPLIT_TIMES`] times at least
+    /// [`MIN_CHUNK`]) has a shard past an eighth of that, and an empty one other than fence 0 has
+    /// a shard at or below zero: only the scopes with such a shard are summed, not every scope of
+    /// every list.
     pub async fn fences_due(&self) -> Result<Vec<FenceDue>> {
-        let rows = query(
-            "SELECT c.kind, c.scope_id, c.fence FROM order_fence_counts c \
-             JOIN (SELECT DISTINCT kind, scope_id, fence FROM order_fence_counts \
-                   WHERE n > $1 / 8 OR (fence <> 0 AND n <= 0)) d \
-               ON d.kind = c.kind AND d.scope_id = c.scope_id AND d.fence = c.fence \
-             GROUP BY c.kind, c.scope_id, c.fence HAVING SUM(c.n) > $1 OR (c.fence <> 0 AND SUM(c.n) = 0)",
-        )
-        .bind(SPLIT_AT)
+        let rows = query(format!(
+            "WITH d AS (SELECT DISTINCT kind, scope_id FROM order_fence_counts WHERE n > $1 / 8 OR (fence <> 0 AND n <= 0)), \
+             r AS (SELECT c.kind, c.scope_id, c.fence, SUM(c.n) AS n FROM order_fence_counts c \
+                   JOIN d ON d.kind = c.kind AND d.scope_id = c.scope_id GROUP BY c.kind, c.scope_id, c.fence), \
+             t AS (SELECT kind, scope_id, SUM(n) AS total FROM r GROUP BY kind, scope_id) \
+             SELECT r.kind, r.scope_id, r.fence FROM r JOIN t ON t.kind = r.kind AND t.scope_id = r.scope_id \
+             WHERE r.n > {SPLIT_TIMES} * {} OR (r.fence <> 0 AND r.n = 0)",
+            chunk_sql("t.total")
+        ))
+        .bind(SPLIT_TIMES * MIN_CHUNK)
         .fetch_all(self.r())
         .await?;
         rows.iter()
@@ -253,8 +276,9 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// Cuts a range past [`SPLIT_AT`] rows into ranges of [`CHUNK`] rows (their counts read
-    /// from the rows themselves), or drops an empty one; nothing when it is neither any more.
+    /// Cuts a range past [`SPLIT_TIMES`] times its scope's chunk ([`chunk_sql`]) into ranges of
+    /// that many rows (their counts read from the rows themselves), or drops an empty one;
+    /// nothing when it is neither any more.
     /// On PostgreSQL, holds the kind's lock of the scope, so that no writer counts a row into a
     /// range meanwhile; it must be the transaction's first statement: the transaction reads at
     /// `READ COMMITTED`, so that what it reads after the lock includes every count written
@@ -282,12 +306,17 @@ impl Tx<'_> {
             (def.str("tbl")?, def.str("scope_col")?, def.str("col")?, def.str("id_col")?);
         let (int, cond) = (def.bool("is_int")?, def.str("cond")?);
         let kcol = if int { "k_int" } else { "k_text" };
-        let n = query("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
-            .bind(kind)
-            .bind(scope)
-            .bind(fence)
-            .fetch_i64(self.h())
-            .await?;
+        let sizes = query(format!(
+            "SELECT CAST(COALESCE(SUM(CASE WHEN fence = $3 THEN n ELSE 0 END), 0) AS BIGINT) AS n, \
+             CAST({} AS BIGINT) AS chunk FROM order_fence_counts WHERE kind = $1 AND scope_id = $2",
+            chunk_sql("COALESCE(SUM(n), 0)")
+        ))
+        .bind(kind)
+        .bind(scope)
+        .bind(fence)
+        .fetch_one(self.h())
+        .await?;
+        let (n, chunk) = (sizes.i64("n")?, sizes.i64("chunk")?);
         let drop_counts = |sql: &str| query(sql.to_string()).bind(kind.to_string()).bind(scope).bind(fence);
         if fence != 0 && n == 0 {
             drop_counts("DELETE FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 AND fence = $3")
@@ -298,7 +327,7 @@ impl Tx<'_> {
                 .await?;
             return Ok(());
         }
-        if n <= SPLIT_AT {
+        if n <= SPLIT_TIMES * chunk {
             return Ok(());
         }
         // The range: from this fence's key (none for fence 0) to the next fence's key.
@@ -350,12 +379,12 @@ impl Tx<'_> {
         let mut count = Sql::new("SELECT COUNT(*)");
         range(&mut count);
         let rows = count.query().fetch_i64(self.h()).await?;
-        // Every CHUNK-th row (by its number in the range) starts a new range.
+        // Every chunk-th row (by its number in the range) starts a new range.
         let mut cuts = Sql::new(&format!(
             "SELECT c, i, r FROM (SELECT {col} AS c, {id_col} AS i, ROW_NUMBER() OVER (ORDER BY {col}, {id_col}) AS r"
         ));
         range(&mut cuts);
-        cuts.push(") x WHERE x.r % ").bind(Val::I64(CHUNK)).push(" = 1 AND x.r > 1 ORDER BY x.r");
+        cuts.push(") x WHERE x.r % ").bind(Val::I64(chunk)).push(" = 1 AND x.r > 1 ORDER BY x.r");
         let cuts = cuts.query().fetch_all(self.h()).await?;
         // The new fences are numbered between this range's number and the next one's, so that
         // the numbers stay in the order of the keys; without room there, the scope's fences are
@@ -452,8 +481,23 @@ fn fence_key(r: &Row, int: bool) -> Result<(Val, i64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::Rows;
+    use super::{Rows, chunk_sql};
     use crate::Backend;
+
+    #[test]
+    fn a_scope_is_cut_in_ranges_that_follow_its_size_between_the_bounds() {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        let chunk = |total: i64| -> i64 {
+            db.query_row(&format!("SELECT {}", chunk_sql(&total.to_string())), [], |r| r.get(0)).unwrap()
+        };
+        assert_eq!(chunk(0), 256);
+        assert_eq!(chunk(10_000), 256, "a per-parent list of 10,000");
+        assert_eq!(chunk(16_384), 256);
+        assert_eq!(chunk(16_448), 257);
+        assert_eq!(chunk(100_000), 1_562, "100,000 sign-ins");
+        assert_eq!(chunk(131_072), 2_048);
+        assert_eq!(chunk(1_000_000), 2_048, "a million events");
+    }
 
     #[test]
     fn the_keys_of_a_joined_list_are_read_from_its_first_table_when_they_are_all_there() {

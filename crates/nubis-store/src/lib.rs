@@ -129,12 +129,23 @@ impl Store {
     /// directory, removed on close) or `postgres://...`.
     pub async fn open(url: &str, opts: &StoreOptions) -> Result<Store> {
         let store = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            // Every kept statement is planned once, for unknown values: a plan made for each
+            // run's values cost more than the statement (0.8 ms of planning for 0.4 ms of a
+            // sign-in page), and PostgreSQL kept making one for every page whose generic plan it
+            // estimated dearer. The statements are written so that their plan does not depend on
+            // the values; those whose best plan does (a filter's) are not kept prepared
+            // (`Query::planned_for_its_values`; docs/decisions.md, "Planned once, or for the
+            // filter's values").
+            let connect = url
+                .parse::<sqlx::postgres::PgConnectOptions>()
+                .map_err(db::pg::map_err)?
+                .options([("plan_cache_mode", "force_generic_plan")]);
             let pool = sqlx::postgres::PgPoolOptions::new()
                 .max_connections(16)
                 .min_connections(1)
                 .test_before_acquire(false)
                 .acquire_timeout(opts.acquire_timeout)
-                .connect(url)
+                .connect_with(connect)
                 .await
                 .map_err(db::pg::map_err)?;
             // Several API replicas may write to one PostgreSQL: the cache keeps only what the
