@@ -107,7 +107,7 @@ impl Store {
             Engine::Lite(l) => {
                 Some(l.path().parent().map(|p| p.join("snapshots")).unwrap_or_else(|| "snapshots".into()))
             }
-            Engine::Pg(_) => None,
+            Engine::Pg(..) => None,
         }
     }
 
@@ -131,7 +131,7 @@ impl Store {
                 r?;
                 std::fs::rename(&tmp, dir.join(format!("{name}.db"))).map_err(Error::internal)
             }
-            Engine::Pg(_) => {
+            Engine::Pg(..) => {
                 let tables = &self.state_tables().await?;
                 let schema = &ident(&format!("{PG_PREFIX}{name}"));
                 // Background writers (health observations, leases) may meet the copy: again.
@@ -211,7 +211,7 @@ impl Store {
                 self.inner.cache.bump_all();
                 r?;
             }
-            Engine::Pg(_) => {
+            Engine::Pg(..) => {
                 let tables = self.state_tables().await?;
                 let order = self.pg_insert_order(&tables).await?;
                 let schema = ident(&format!("{PG_PREFIX}{name}"));
@@ -279,7 +279,7 @@ impl Store {
     async fn write_permit(&self) -> Result<Option<tokio::sync::OwnedSemaphorePermit>> {
         match &self.inner.engine {
             Engine::Lite(l) => Ok(Some(l.permit().await?)),
-            Engine::Pg(_) => Ok(None),
+            Engine::Pg(..) => Ok(None),
         }
     }
 

@@ -106,7 +106,10 @@ pub struct Store {
 
 enum Engine {
     Lite(Box<Lite>),
-    Pg(sqlx::PgPool),
+    /// The pool every statement runs on, planned once for unknown values, and the pool a
+    /// filter's statements run on, planned for their values (docs/decisions.md, "Planned once,
+    /// or for the filter's values").
+    Pg(sqlx::PgPool, sqlx::PgPool),
 }
 
 struct Inner {
@@ -133,26 +136,30 @@ impl Store {
             // run's values cost more than the statement (0.8 ms of planning for 0.4 ms of a
             // sign-in page), and PostgreSQL kept making one for every page whose generic plan it
             // estimated dearer. The statements are written so that their plan does not depend on
-            // the values; those whose best plan does (a filter's) are not kept prepared
+            // the values. Those whose best plan does (a filter's) run on a second, smaller pool
+            // left to PostgreSQL's own choice, which plans them for their values
             // (`Query::planned_for_its_values`; docs/decisions.md, "Planned once, or for the
             // filter's values").
-            let connect = url
-                .parse::<sqlx::postgres::PgConnectOptions>()
-                .map_err(db::pg::map_err)?
-                .options([("plan_cache_mode", "force_generic_plan")]);
+            let connect = url.parse::<sqlx::postgres::PgConnectOptions>().map_err(db::pg::map_err)?;
             let pool = sqlx::postgres::PgPoolOptions::new()
                 .max_connections(16)
                 .min_connections(1)
                 .test_before_acquire(false)
                 .acquire_timeout(opts.acquire_timeout)
-                .connect_with(connect)
+                .connect_with(connect.clone().options([("plan_cache_mode", "force_generic_plan")]))
                 .await
                 .map_err(db::pg::map_err)?;
+            let by_values = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(8)
+                .min_connections(0)
+                .test_before_acquire(false)
+                .acquire_timeout(opts.acquire_timeout)
+                .connect_lazy_with(connect);
             // Several API replicas may write to one PostgreSQL: the cache keeps only what the
             // change notices cover, and only while this replica listens to them.
             Store {
                 inner: Arc::new(Inner {
-                    engine: Engine::Pg(pool),
+                    engine: Engine::Pg(pool, by_values),
                     cache: Cache::new(Mode::Shared, opts.cached_pages),
                     closing: Default::default(),
                 }),
@@ -185,7 +192,7 @@ impl Store {
     pub fn backend(&self) -> Backend {
         match self.inner.engine {
             Engine::Lite(_) => Backend::Sqlite,
-            Engine::Pg(_) => Backend::Postgres,
+            Engine::Pg(..) => Backend::Postgres,
         }
     }
 
@@ -209,7 +216,10 @@ impl Store {
         self.inner.closing.notify_waiters();
         match &self.inner.engine {
             Engine::Lite(l) => l.close(),
-            Engine::Pg(p) => p.close().await,
+            Engine::Pg(p, v) => {
+                p.close().await;
+                v.close().await;
+            }
         }
     }
 
@@ -217,7 +227,7 @@ impl Store {
     pub(crate) fn r(&self) -> Handle<'_> {
         match &self.inner.engine {
             Engine::Lite(l) => Handle::LiteRead(l),
-            Engine::Pg(p) => Handle::PgPool(p),
+            Engine::Pg(p, v) => Handle::PgPool(p, v),
         }
     }
 

@@ -37,7 +37,7 @@ impl Store {
     /// [`NOTICES_LOST_AFTER`] (a silent network cut, a database outage) or the connection drops,
     /// the cache serves nothing until it listens again, and then starts empty.
     pub(crate) fn listen_to_change_notices(&self) {
-        let Engine::Pg(pool) = &self.inner.engine else { return };
+        let Engine::Pg(pool, _) = &self.inner.engine else { return };
         let pool = pool.clone();
         let weak = Arc::downgrade(&self.inner);
         let closing = self.inner.closing.clone();

@@ -21,28 +21,19 @@ pub(crate) enum Val {
 pub(crate) struct Sql {
     pub text: String,
     binds: Vec<Val>,
-    /// Not kept prepared ([`Query::planned_for_its_values`]): set by [`push_filter`] on
-    /// PostgreSQL, whose filter values are then written into the text.
+    /// Planned for its values ([`Query::planned_for_its_values`]): set by [`push_filter`].
     for_its_values: bool,
-    /// Values bound now are written into the text as constants ([`literal`]).
-    inline: bool,
 }
 
 impl Sql {
     pub fn new(text: &str) -> Sql {
-        Sql { text: text.to_string(), binds: Vec::new(), for_its_values: false, inline: false }
+        Sql { text: text.to_string(), binds: Vec::new(), for_its_values: false }
     }
     pub fn push(&mut self, s: &str) -> &mut Self {
         self.text.push_str(s);
         self
     }
     pub fn bind(&mut self, v: Val) -> &mut Self {
-        if self.inline
-            && let Some(text) = literal(&v)
-        {
-            self.text.push_str(&text);
-            return self;
-        }
         self.binds.push(v);
         let _ = write!(self.text, "${}", self.binds.len());
         self
@@ -112,39 +103,17 @@ fn bad(reason: String) -> Error {
     Error::invalid("X-Filter", reason)
 }
 
-/// Appends the filter's condition (` AND (...)`).
-///
-/// On PostgreSQL the condition's values are written into the statement as constants, and the
-/// statement is not kept prepared: how many rows a filter's value holds decides how its page is
-/// best read, and nubis's connections plan kept statements once, for unknown values
-/// (`plan_cache_mode = force_generic_plan`, docs/decisions.md "Planned once, or for the
-/// filter's values").
+/// Appends the filter's condition (` AND (...)`), and has the statement planned for its values
+/// on PostgreSQL ([`Query::planned_for_its_values`]): how many rows a filter's value holds
+/// decides how its page is best read.
 pub(crate) fn push_filter(sql: &mut Sql, backend: Backend, cols: &[Column], filter: &Filter) -> Result<()> {
     if let Some(c) = &filter.cond {
-        let pg = backend == Backend::Postgres;
-        sql.for_its_values |= pg;
-        sql.inline = pg;
+        sql.for_its_values = true;
         sql.push(" AND (");
-        let pushed = push_cond(sql, backend, cols, c);
-        sql.inline = false;
-        pushed?;
+        push_cond(sql, backend, cols, c)?;
         sql.push(")");
     }
     Ok(())
-}
-
-/// A value written as a PostgreSQL constant of the type it is bound as (`bigint`, `text`,
-/// `boolean`), or `None` for a text PostgreSQL cannot hold (a NUL character), which stays a
-/// bound value so that the database refuses it as it refuses any such text. Text is an escape
-/// string (`E'...'`, backslashes and quotes doubled), which reads the same whatever
-/// `standard_conforming_strings` says.
-fn literal(v: &Val) -> Option<String> {
-    Some(match v {
-        Val::I64(i) => format!("CAST({i} AS BIGINT)"),
-        Val::Bool(b) => (if *b { "TRUE" } else { "FALSE" }).to_string(),
-        Val::Str(t) if t.contains('\0') => return None,
-        Val::Str(t) => format!("CAST(E'{}' AS TEXT)", t.replace('\\', "\\\\").replace('\'', "''")),
-    })
 }
 
 /// Appends ` ORDER BY ...` for the filter's ordering, or `default` when it has none.
@@ -601,35 +570,16 @@ mod tests {
     }
 
     #[test]
-    fn a_filters_values_are_constants_in_postgresql_statements_and_bound_in_sqlites() {
-        let cols = [
-            Column { path: "id", expr: "id", kind: ColKind::Int },
-            Column { path: "label", expr: "label", kind: ColKind::Text },
-        ];
-        let filter = Filter::parse(r#"{"label": "a'b\\c", "id": {"+gt": -3}}"#, &["id", "label"]).unwrap();
-        let built = |backend| {
-            let mut sql = Sql::new("SELECT id FROM t WHERE scope = ");
-            sql.bind(Val::I64(7));
-            push_filter(&mut sql, backend, &cols, &filter).unwrap();
-            sql.push(" LIMIT ").bind(Val::I64(100));
-            sql
-        };
-        let pg = built(Backend::Postgres);
-        assert!(pg.text.starts_with("SELECT id FROM t WHERE scope = $1 AND ("), "{}", pg.text);
-        assert!(pg.text.contains(r"label = CAST(E'a''b\\c' AS TEXT)"), "{}", pg.text);
-        assert!(pg.text.contains("id > CAST(-3 AS BIGINT)"), "{}", pg.text);
-        assert!(pg.text.ends_with(" LIMIT $2"), "the values bound after the filter stay bound: {}", pg.text);
-        assert_eq!(pg.binds.len(), 2);
-        assert!(pg.query().for_its_values, "a statement with constants is not kept prepared");
-        let lite = built(Backend::Sqlite);
-        assert_eq!(lite.binds.len(), 4, "{}", lite.text);
-        assert!(!lite.query().for_its_values);
-        // Text PostgreSQL cannot hold stays a bound value, for the database to refuse.
-        assert_eq!(literal(&Val::Str("a\0b".into())), None);
-        assert_eq!(literal(&Val::Bool(true)).as_deref(), Some("TRUE"));
-        // Without a filter nothing changes.
+    fn a_filtered_statement_is_planned_for_its_values_and_no_other() {
+        let cols = [Column { path: "label", expr: "label", kind: ColKind::Text }];
+        let filter = Filter::parse(r#"{"label": "a"}"#, &["label"]).unwrap();
+        let mut sql = Sql::new("SELECT id FROM t WHERE scope = ");
+        sql.bind(Val::I64(7));
+        push_filter(&mut sql, Backend::Postgres, &cols, &filter).unwrap();
+        assert_eq!(sql.text, "SELECT id FROM t WHERE scope = $1 AND (label = $2)");
+        assert!(sql.query().for_its_values);
         let mut sql = Sql::new("SELECT 1");
         push_filter(&mut sql, Backend::Postgres, &cols, &Filter::default()).unwrap();
-        assert!(!sql.query().for_its_values);
+        assert!(!sql.query().for_its_values, "no filter, no planning for values");
     }
 }

@@ -44,7 +44,7 @@ impl Store {
     async fn begin_with(&self, pg_begin: &'static str) -> Result<Tx<'_>> {
         let inner = match &self.inner.engine {
             Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
-            Engine::Pg(p) => TxInner::Pg(Some(db::pg::bounded(p.begin_with(pg_begin)).await?)),
+            Engine::Pg(p, _) => TxInner::Pg(Some(db::pg::bounded(p.begin_with(pg_begin)).await?)),
         };
         Ok(Tx { store: self, inner, mail_queued: false })
     }
@@ -131,7 +131,7 @@ impl Tx<'_> {
         match (&mut self.inner, &self.store.inner.engine) {
             (TxInner::Pg(Some(tx)), _) => Handle::PgConn(&mut *tx),
             (_, Engine::Lite(l)) => Handle::LiteWrite(l),
-            (_, Engine::Pg(p)) => Handle::PgPool(p),
+            (_, Engine::Pg(p, v)) => Handle::PgPool(p, v),
         }
     }
 

@@ -228,8 +228,9 @@ pub(crate) enum Handle<'a> {
     LiteRead(&'a lite::Lite),
     /// SQLite, on the writer connection (inside a write transaction).
     LiteWrite(&'a lite::Lite),
-    /// PostgreSQL, on any pool connection.
-    PgPool(&'a sqlx::PgPool),
+    /// PostgreSQL, on any connection of the pool, or of the pool that plans for the values
+    /// ([`Query::planned_for_its_values`]).
+    PgPool(&'a sqlx::PgPool, &'a sqlx::PgPool),
     /// PostgreSQL, inside a transaction.
     PgConn(&'a mut sqlx::PgConnection),
 }
@@ -240,7 +241,7 @@ impl Handle<'_> {
         match self {
             Handle::LiteRead(l) => Handle::LiteRead(l),
             Handle::LiteWrite(l) => Handle::LiteWrite(l),
-            Handle::PgPool(p) => Handle::PgPool(p),
+            Handle::PgPool(p, v) => Handle::PgPool(p, v),
             Handle::PgConn(c) => Handle::PgConn(c),
         }
     }
@@ -251,7 +252,7 @@ impl Handle<'_> {
 pub(crate) struct Query {
     pub sql: String,
     pub args: Vec<Val>,
-    /// Never kept prepared (PostgreSQL): see [`Query::planned_for_its_values`].
+    /// Run where PostgreSQL plans for the values: see [`Query::planned_for_its_values`].
     pub for_its_values: bool,
 }
 
@@ -267,14 +268,14 @@ impl Query {
         self
     }
 
-    /// Does not keep the statement prepared on PostgreSQL: it is parsed and planned at each
-    /// run, for the constants written in it. Kept statements are planned once, for unknown
-    /// values (`plan_cache_mode = force_generic_plan`), from the average share of rows a value
-    /// holds: a filter on a value that two records of 100,000 hold would be planned as if it
-    /// held thousands, a walk of the whole list in the page's order that stops after 100
-    /// matches, which then reads every row to find two. [`crate::sql::push_filter`] writes a
-    /// filter's values into its statement and asks for this; its page pays for its planning (a
-    /// fraction of a millisecond) instead. SQLite's planner does not look at the values.
+    /// Runs the statement, outside a transaction, on the PostgreSQL connections that leave
+    /// planning to PostgreSQL's own choice: a plan for each run's values, or one for unknown
+    /// values once that is estimated no dearer. nubis's other connections plan every statement
+    /// once, for unknown values (`plan_cache_mode = force_generic_plan`), from the average
+    /// share of rows a value holds: a filter on a value that two records of 100,000 hold would
+    /// be planned as if it held thousands, a walk of the whole list in the page's order that
+    /// stops after 100 matches, which then reads every row to find two.
+    /// [`crate::sql::push_filter`] asks for this. SQLite's planner does not look at the values.
     pub fn planned_for_its_values(mut self) -> Query {
         self.for_its_values = true;
         self
@@ -284,7 +285,7 @@ impl Query {
         match h {
             Handle::LiteRead(l) => l.read(|c| lite::fetch(c, &self)),
             Handle::LiteWrite(l) => l.write(|c| lite::fetch(c, &self)),
-            Handle::PgPool(p) => pg::fetch(p, &self).await,
+            Handle::PgPool(p, v) => pg::fetch(if self.for_its_values { v } else { p }, &self).await,
             Handle::PgConn(c) => pg::fetch(c, &self).await,
         }
     }
@@ -335,7 +336,7 @@ impl Query {
         match h {
             Handle::LiteRead(l) => l.read(|c| lite::execute(c, &self)),
             Handle::LiteWrite(l) => l.write(|c| lite::execute(c, &self)),
-            Handle::PgPool(p) => pg::execute(p, &self).await,
+            Handle::PgPool(p, _) => pg::execute(p, &self).await,
             Handle::PgConn(c) => pg::execute(c, &self).await,
         }
     }

@@ -7,7 +7,7 @@ use sqlx::{Column, Postgres, Row as _, TypeInfo};
 use super::{Kind, Query, Row, Val};
 
 fn build(q: &Query) -> sqlx::query::Query<'_, Postgres, PgArguments> {
-    let mut s = sqlx::query(sqlx::AssertSqlSafe(q.sql.as_str())).persistent(!q.for_its_values);
+    let mut s = sqlx::query(sqlx::AssertSqlSafe(q.sql.as_str()));
     for v in &q.args {
         s = match v {
             Val::I64(i) => s.bind(*i),
