@@ -280,19 +280,29 @@ impl Tx<'_> {
     /// that many rows (their counts read from the rows themselves), or drops an empty one;
     /// nothing when it is neither any more.
     /// On PostgreSQL, holds the kind's lock of the scope, so that no writer counts a row into a
-    /// range meanwhile; it must be the transaction's first statement: the transaction reads at
+    /// range meanwhile, and does nothing when a writer holds it; it must be the transaction's
+    /// first statement: the transaction reads at
     /// `READ COMMITTED`, so that what it reads after the lock includes every count written
     /// before it (a `SERIALIZABLE` snapshot would be taken before the wait).
     pub async fn fence_place(&mut self, due: &FenceDue) -> Result<()> {
         let (kind, scope, fence) = (due.kind.as_str(), due.scope_id, due.fence);
         if self.backend() == Backend::Postgres {
             query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED").execute(self.h()).await?;
-            // The lock the scope shares with others (`nubis_fence_lock`, migration 39).
-            query("SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || CAST($2 % 64 AS TEXT), 0))")
-                .bind(kind)
-                .bind(scope)
-                .execute(self.h())
-                .await?;
+            // The lock the scope shares with others (`nubis_fence_lock`, migration 39), taken
+            // only if it is free now: a waiting request for it would queue every writer of the
+            // list behind it, so an API write would wait for whatever long statement holds the
+            // lock shared. A range not cut now is cut at a later round.
+            let locked = query(
+                "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || ':' || CAST($2 % 64 AS TEXT), 0)) AS locked",
+            )
+            .bind(kind)
+            .bind(scope)
+            .fetch_one(self.h())
+            .await?
+            .bool("locked")?;
+            if !locked {
+                return Ok(());
+            }
         }
         let Some(def) =
             query("SELECT tbl, scope_col, col, id_col, is_int, cond FROM order_fence_kinds WHERE kind = $1")
