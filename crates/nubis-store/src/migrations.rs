@@ -71,6 +71,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(54, "vpc_address_lists", "0054_vpc_address_lists.sql"),
     migration!(55, "scope_order_indexes", "0055_scope_order_indexes.sql"),
     migration!(56, "condition_indexes", "0056_condition_indexes.sql"),
+    migration!(57, "keyed_groups", "0057_keyed_groups.sql"),
 ];
 
 impl Store {
