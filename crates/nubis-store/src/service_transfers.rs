@@ -215,14 +215,31 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Marks every pending transfer at or past its expiry stale (one statement, so concurrent
-    /// sweeps never expire one transfer twice) and frees its instances; returns those transfers.
+    /// Marks every pending transfer at or past its expiry stale (each row by a statement that
+    /// checks it is still pending, so concurrent sweeps never expire one transfer twice) and
+    /// frees its instances; returns those transfers.
+    ///
+    /// The sweep runs every second whatever the account holds, so it reads only the due
+    /// transfers: in batches in expiry order, which only the (status, expiry) index gives. A
+    /// plan made for an unknown `$1` (nubis's PostgreSQL connections plan once) takes a third of
+    /// the pending transfers as due, and without the order and the limit it read the whole table
+    /// each second to find none (45 ms at 100,000 pending).
     pub async fn transfers_expire_due(&mut self, now: Timestamp) -> Result<Vec<TransferRow>> {
+        const BATCH: usize = 500;
         let sql = format!(
             "UPDATE service_transfers SET status = 'stale', updated = $1 \
-             WHERE status = 'pending' AND expiry <= $1 RETURNING {RET}"
+             WHERE status = 'pending' AND id IN (SELECT id FROM service_transfers \
+             WHERE status = 'pending' AND expiry <= $1 ORDER BY expiry LIMIT {BATCH}) RETURNING {RET}"
         );
-        let rows = query(sql).bind(now.to_string()).fetch_all(self.h()).await?;
+        let mut rows = Vec::new();
+        loop {
+            let batch = query(sql.as_str()).bind(now.to_string()).fetch_all(self.h()).await?;
+            let last = batch.len() < BATCH;
+            rows.extend(batch);
+            if last {
+                break;
+            }
+        }
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             let mut t = transfer(r)?;

@@ -42,7 +42,7 @@ fn keys(page: &Value) -> Vec<String> {
 
 /// `INSERT INTO <table> (<cols>) SELECT <exprs> FROM (<template>) t, 1..=n AS n(i)`, for the
 /// server's engine: `n` copies of a template row, varied by `n.i`.
-fn copies(s: &TestServer, table: &str, cols: &str, exprs: &str, template: &str, n: i64) -> String {
+pub(crate) fn copies(s: &TestServer, table: &str, cols: &str, exprs: &str, template: &str, n: i64) -> String {
     if s.database.starts_with("sqlite://") {
         format!(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) \
@@ -292,7 +292,7 @@ async fn events_past_the_window_are_forgotten_when_time_moves_on() {
 }
 
 /// The bootstrap user and account (the token's owner).
-async fn owner(s: &TestServer) -> (i64, i64) {
+pub(crate) async fn owner(s: &TestServer) -> (i64, i64) {
     let user = db_scalar(s, "SELECT MIN(id) FROM users").await;
     let account = db_scalar(s, &format!("SELECT account_id FROM users WHERE id = {user}")).await;
     (user, account)

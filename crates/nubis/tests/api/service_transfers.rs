@@ -338,6 +338,29 @@ async fn the_sweep_expires_due_transfers_with_an_event_to_the_creator() {
 }
 
 #[tokio::test]
+async fn the_sweep_expires_every_due_transfer_however_many_fell_due_at_once() {
+    // The sweep reads the due transfers in batches; 1,203 fall due together, more than two.
+    let (s, ctl) = crate::controls::controlled(&[], Some(expiring_config(600, 3_600_000))).await;
+    let api = s.api();
+    let (_, account) = crate::list_pages::owner(&s).await;
+    let cols = "token, account_id, status, created, updated, expiry";
+    let exprs = format!(
+        "'due-' || CAST(n.i AS TEXT), {account}, 'pending', '2026-01-01T00:00:00', '2026-01-01T00:00:00', \
+         '2026-01-01T00:10:00'"
+    );
+    db_exec(&s, &crate::list_pages::copies(&s, "service_transfers", &cols, &exprs, "SELECT 1 AS one", 1_203)).await;
+    let a = inst(&api, "alpha").await;
+    let kept = created(&api, &[id(&a)]).await;
+    ctl.post("/clock/advance", json!({"seconds": 60, "run_hooks": true})).await.ok();
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM service_transfers WHERE status = 'pending'").await, 1);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM service_transfers WHERE status = 'stale'").await, 1_203);
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM events WHERE action = 'entity_transfer_stale'").await, 1_203);
+    assert_eq!(api.get(&path(&kept)).await.ok()["status"], "pending", "not due yet");
+    let stale = api.get_filtered("/account/service-transfers", r#"{"status": "stale"}"#).await.ok().clone();
+    assert_eq!(stale["results"], 1_203);
+}
+
+#[tokio::test]
 async fn messages_go_to_the_creator_on_create_and_cancel_and_to_both_on_accept() {
     let s = TestServer::start().await;
     let sender = s.api();
