@@ -24,16 +24,17 @@ impl App {
     pub async fn transfers_expire_due(&self, now: Timestamp) -> Result<usize> {
         self.write(|tx| {
             Box::pin(async move {
-                let n = self.expire_in(tx, now).await?;
+                let n = self.expire_in(tx, now, None).await?;
                 Ok(n)
             })
         })
         .await
     }
 
-    /// The expiry sweep inside a caller's transaction.
-    pub(super) async fn expire_in(&self, tx: &mut Tx<'_>, now: Timestamp) -> Result<usize> {
-        let due = tx.transfers_expire_due(now).await?;
+    /// The expiry sweep inside a caller's transaction: of every transfer due, or (`holding`) of
+    /// those that hold one of these instances.
+    pub(super) async fn expire_in(&self, tx: &mut Tx<'_>, now: Timestamp, holding: Option<&[i64]>) -> Result<usize> {
+        let due = tx.transfers_expire_due(now, holding).await?;
         for t in &due {
             let msg = format!(
                 "Transfer of instances {} expired at {} without being accepted",

@@ -195,8 +195,8 @@ impl App {
         let ids = &ids;
         let t = self.write(|tx| Box::pin(async move {
             let now = Timestamp::now();
-            // Transfers past their expiry free their instances first.
-            self.expire_in(tx, now).await?;
+            // Transfers past their expiry that hold these instances free them first.
+            self.expire_in(tx, now, Some(ids.as_slice())).await?;
             let mut errors = Vec::new();
             let standing = conditions::standing(tx, actor.account_id()).await?;
             conditions::sender_problems(tx, actor.account_id(), &standing, &mut errors).await?;

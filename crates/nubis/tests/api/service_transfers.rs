@@ -339,7 +339,7 @@ async fn the_sweep_expires_due_transfers_with_an_event_to_the_creator() {
 
 #[tokio::test]
 async fn the_sweep_expires_every_due_transfer_however_many_fell_due_at_once() {
-    // The sweep reads the due transfers in batches; 1,203 fall due together, more than two.
+    // The sweep reads the due transfers in batches of 500; 1,203 fall due together.
     let (s, ctl) = crate::controls::controlled(&[], Some(expiring_config(600, 3_600_000))).await;
     let api = s.api();
     let (_, account) = crate::list_pages::owner(&s).await;
@@ -348,9 +348,11 @@ async fn the_sweep_expires_every_due_transfer_however_many_fell_due_at_once() {
         "'due-' || CAST(n.i AS TEXT), {account}, 'pending', '2026-01-01T00:00:00', '2026-01-01T00:00:00', \
          '2026-01-01T00:10:00'"
     );
-    db_exec(&s, &crate::list_pages::copies(&s, "service_transfers", &cols, &exprs, "SELECT 1 AS one", 1_203)).await;
+    db_exec(&s, &crate::list_pages::copies(&s, "service_transfers", cols, &exprs, "SELECT 1 AS one", 1_203)).await;
     let a = inst(&api, "alpha").await;
     let kept = created(&api, &[id(&a)]).await;
+    // A new transfer expires only the transfers holding its instances, not every one due.
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM service_transfers WHERE status = 'pending'").await, 1_204);
     ctl.post("/clock/advance", json!({"seconds": 60, "run_hooks": true})).await.ok();
     assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM service_transfers WHERE status = 'pending'").await, 1);
     assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM service_transfers WHERE status = 'stale'").await, 1_203);
