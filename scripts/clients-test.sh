@@ -18,7 +18,7 @@ if [ -z "${NUBIS_BIN:-}" ]; then
 fi
 
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/clients "$@"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=8 tests/clients "$@"
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then
