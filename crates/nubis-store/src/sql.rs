@@ -327,6 +327,14 @@ pub(crate) struct Listing<'a> {
     pub indexed: &'a [&'a str],
 }
 
+/// The upper end written into a range on a time that is open above (`date > $2 AND date <= $3`),
+/// bound as a value. Every stored time sorts below it, so it changes no result. PostgreSQL plans
+/// nubis's statements once for unknown values, and takes an open range on an unknown value to
+/// hold a third of the rows: where one account holds most of a table, that plan read the whole
+/// table (23 ms at 100,000 invoices to find none). A range closed on both ends is taken to hold
+/// a small share, so the plan reads the range through the (scope, time) index.
+pub(crate) const TIME_MAX: &str = "9999-12-31T23:59:59";
+
 /// A list longer than this is not read through to check a filter or an order that no index
 /// serves: the request is refused (400 on `X-Filter`) instead.
 pub(crate) const SCAN_BUDGET: i64 = 5_000;

@@ -310,9 +310,11 @@ impl Store {
 }
 
 pub(super) async fn invoices_total_since(h: Handle<'_>, account_id: i64, since: Timestamp) -> Result<i64> {
-    query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2")
+    // Closed above (`TIME_MAX`), so that the plan reads the range through (account_id, date).
+    query("SELECT CAST(COALESCE(SUM(total), 0) AS BIGINT) FROM invoices WHERE account_id = $1 AND date > $2 AND date <= $3")
         .bind(account_id)
         .bind(since.to_string())
+        .bind(crate::sql::TIME_MAX)
         .fetch_i64(h)
         .await
 }

@@ -296,11 +296,13 @@ impl Tx<'_> {
             .bind(account_id)
             .fetch_i64(self.h())
             .await?;
-        let added = query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND created > $2")
-            .bind(account_id)
-            .bind(since.to_string())
-            .fetch_i64(self.h())
-            .await?;
+        let added =
+            query("SELECT COUNT(*) FROM payment_methods WHERE account_id = $1 AND created > $2 AND created <= $3")
+                .bind(account_id)
+                .bind(since.to_string())
+                .bind(crate::sql::TIME_MAX)
+                .fetch_i64(self.h())
+                .await?;
         Ok((active, added))
     }
 
