@@ -127,8 +127,10 @@ async fn serving_balancer(api: &Api) -> (SocketAddr, Backend, i64, i64) {
     let backend = Backend::http("kept", mapped(&private, 7100)).await;
     let nb = api.post("/nodebalancers", json!({"region": "us-east"})).await.ok().clone();
     let id = nb["id"].as_i64().unwrap();
-    let body = json!({"port": 7101, "protocol": "http", "check": "connection", "check_interval": 2,
-                      "check_timeout": 1, "check_attempts": 1});
+    // Two failed checks mark the node down: one check that a loaded machine delays past its
+    // timeout must not take the node out while the test expects it to serve.
+    let body = json!({"port": 7101, "protocol": "http", "check": "connection", "check_interval": 3,
+                      "check_timeout": 2, "check_attempts": 2});
     let cid = api.post(&format!("/nodebalancers/{id}/configs"), body).await.ok()["id"].as_i64().unwrap();
     let node = json!({"label": "node-kept", "address": format!("{private}:7100")});
     api.post(&format!("/nodebalancers/{id}/configs/{cid}/nodes"), node).await.ok();
