@@ -66,7 +66,7 @@ impl Rows<'_> {
 
 /// Whether every qualified name in the SQL condition `cond` is a column of `alias` (`f.x`, never
 /// `i.x`); a dot anywhere else (a number, a quoted text) counts as another table's, to be safe.
-fn only_of(cond: &str, alias: &str) -> bool {
+pub(crate) fn only_of(cond: &str, alias: &str) -> bool {
     cond.match_indices('.').all(|(at, _)| {
         let before = &cond[..at];
         if before.matches('\'').count() % 2 == 1 {

@@ -117,6 +117,35 @@ fn joined_to<'a>(from: &'a str, id_col: &str) -> Option<&'a str> {
     from[..at].rsplit(' ').next().filter(|c| !c.is_empty())
 }
 
+/// The first table of a list's `FROM` (`FROM instance_interfaces f`) when the rest only joins
+/// other tables to it by key and a filtered page's keys need nothing of them: the list's scope,
+/// its conditions, who sees it, every field the filter names or orders by, and its id column (the
+/// first table's `id`, so that a key is one row) are all the first table's own columns. Such a
+/// page skips its rows and counts its matches in the first table's indexes alone, then reads its
+/// rows by key: skipping and counting through the join cost two index reads per row matched
+/// (4,000 VPC addresses of one region, 15-20 ms a page on PostgreSQL).
+fn own_table<'a>(l: &Listing<'a>, v: &Visibility<'_>, filter: &Filter) -> Option<&'a str> {
+    fn paths<'f>(c: &'f Cond, out: &mut Vec<&'f str>) {
+        match c {
+            Cond::And(parts) | Cond::Or(parts) => parts.iter().for_each(|p| paths(p, out)),
+            Cond::Field { path, .. } => out.push(path),
+        }
+    }
+    let (first, _) = l.from.split_once(" JOIN ")?;
+    let alias = first.rsplit(' ').next().filter(|a| !a.is_empty())?;
+    let own = |sql: &str| crate::fences::only_of(sql, alias);
+    let mut named = Vec::new();
+    if let Some(c) = &filter.cond {
+        paths(c, &mut named);
+    }
+    named.extend(filter.order_by.as_deref());
+    let fields = named.iter().all(|p| l.cols.iter().find(|c| c.path == *p).is_some_and(|c| own(c.expr)));
+    let id = l.order.strip_suffix(" DESC").unwrap_or(l.order);
+    let seen = v.grant.is_none_or(|g| own(g.2)) && v.and.is_none_or(|a| own(a.0) && own(a.2));
+    let keyed = id == format!("{alias}.id");
+    (fields && keyed && seen && own(l.scope) && own(l.and)).then_some(first)
+}
+
 /// The width of a block of `row_blocks` in blocks of the level below (in ids at level 1).
 const WIDTH: i64 = 1 << BLOCK_BITS;
 /// The column a page read with its kept count carries the count in.
@@ -187,6 +216,39 @@ impl crate::Store {
         };
         let sort = counted.is_some_and(|n| n <= SORT_AT);
         let mut sql = Sql::default();
+        if let Some(first) = kept.is_none().then(|| own_table(l, v, filter)).flatten() {
+            // The page's keys from the first table alone, then its rows by key (see own_table).
+            sql.push(l.select);
+            push_unscoped(&mut sql, l, v);
+            let id = l.order.strip_suffix(" DESC").unwrap_or(l.order);
+            match self.backend() {
+                Backend::Postgres => sql.push(&format!(" AND {id} = ANY (ARRAY(SELECT {id} {first}")),
+                Backend::Sqlite => sql.push(&format!(" AND {id} IN (SELECT {id} {first}")),
+            };
+            push_scope(&mut sql, l, v);
+            push_filter(&mut sql, self.backend(), l.cols, filter)?;
+            match sort {
+                true => push_sorted_order(&mut sql, l.cols, filter, l.order)?,
+                false => push_order(&mut sql, l.cols, filter, l.order)?,
+            }
+            push_window(&mut sql, offset, page_size);
+            // On SQLite the page's order is written `+field`, so that the planner reads the keys
+            // by primary key instead of walking the scope in the order's index to find them.
+            match self.backend() {
+                Backend::Postgres => push_order(sql.push("))"), l.cols, filter, l.order)?,
+                Backend::Sqlite => push_sorted_order(sql.push(")"), l.cols, filter, l.order)?,
+            }
+            let rows = sql.query().fetch_all(self.r()).await?;
+            let total = match counted {
+                Some(n) => n,
+                None if !rows.is_empty() && (rows.len() as u64) < page_size => {
+                    offset.min(i64::MAX as u64) as i64 + rows.len() as i64
+                }
+                None if rows.is_empty() && offset == 0 => 0,
+                None => self.count_matching(l, v, filter).await?,
+            };
+            return Ok((rows, total.max(0) as u64));
+        }
         match folded {
             Some((kind, cols)) => {
                 sql.push(cols.trim_end());
@@ -232,7 +294,8 @@ impl crate::Store {
 
     /// How many rows of the list the viewer sees match the filter.
     async fn count_matching(&self, l: &Listing<'_>, v: &Visibility<'_>, filter: &Filter) -> Result<i64> {
-        let mut count = Sql::new(&format!("SELECT COUNT(*) {}", l.from));
+        let from = own_table(l, v, filter).unwrap_or(l.from);
+        let mut count = Sql::new(&format!("SELECT COUNT(*) {from}"));
         push_scope(&mut count, l, v);
         push_filter(&mut count, self.backend(), l.cols, filter)?;
         count.query().fetch_i64(self.r()).await

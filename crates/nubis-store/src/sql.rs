@@ -344,6 +344,13 @@ pub(crate) const SCAN_BUDGET: i64 = 5_000;
 /// somewhere in every branch, and an order by `id` or by such a field. `+contains`, `+neq` and
 /// the fields not listed are checked record by record, at a cost that grows with the list.
 pub(crate) fn served(filter: &Filter, indexed: &[&str]) -> bool {
+    served_apart(filter, indexed, indexed)
+}
+
+/// [`served`] for a list whose indexes serve more fields in a condition (`filtered`) than in an
+/// order (`ordered`): a condition needs an index on the scope and the field, an order of deep
+/// pages also the order's fences.
+pub(crate) fn served_apart(filter: &Filter, filtered: &[&str], ordered: &[&str]) -> bool {
     fn field(path: &str, indexed: &[&str]) -> bool {
         path == "id" || indexed.contains(&path)
     }
@@ -355,18 +362,30 @@ pub(crate) fn served(filter: &Filter, indexed: &[&str]) -> bool {
         }
     }
     // An order by a list of values (tags, addresses) is no index's order.
-    let orderable = |p: &str| field(p, indexed) && p != "tags";
-    filter.cond.as_ref().is_none_or(|c| cond(c, indexed)) && filter.order_by.as_deref().is_none_or(orderable)
+    let orderable = |p: &str| field(p, ordered) && p != "tags";
+    filter.cond.as_ref().is_none_or(|c| cond(c, filtered)) && filter.order_by.as_deref().is_none_or(orderable)
 }
 
 /// The refusal of a filter no index serves on a list of `n` records (more than [`SCAN_BUDGET`]).
 pub(crate) fn unserved(n: i64, indexed: &[&str]) -> Error {
-    let mut fields = vec!["id"];
-    fields.extend_from_slice(indexed);
+    unserved_apart(n, indexed, indexed)
+}
+
+/// [`unserved`] of a list served as [`served_apart`] says.
+pub(crate) fn unserved_apart(n: i64, filtered: &[&str], ordered: &[&str]) -> Error {
+    let with_id = |fields: &[&str]| std::iter::once("id").chain(fields.iter().copied()).collect::<Vec<_>>().join(", ");
+    let what = if filtered == ordered {
+        format!("filter for equality or a range on, or order by, one of: {}", with_id(filtered))
+    } else {
+        format!(
+            "filter for equality or a range on one of: {}; order by one of: {}",
+            with_id(filtered),
+            with_id(ordered)
+        )
+    };
     bad(format!(
         "This list holds {n} records, more than the {SCAN_BUDGET} a filter or an order no index serves may read \
-         one by one; filter for equality or a range on, or order by, one of: {}",
-        fields.join(", ")
+         one by one; {what}"
     ))
 }
 

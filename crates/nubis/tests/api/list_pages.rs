@@ -371,6 +371,61 @@ async fn deep_pages_of_the_address_list_hold_the_rows_that_skipping_finds() {
 }
 
 #[tokio::test]
+async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and_refuses_the_rest() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let body = |region: &str, label: &str| json!({"region": region, "type": "g6-nanode-1", "image": "linode/debian12", "root_pass": "aComplexP@ssw0rd!", "label": label});
+    let east = api.post("/compute/instances", body("us-east", "east-1")).await.ok()["id"].as_i64().unwrap();
+    let west = api.post("/compute/instances", body("us-west", "west-1")).await.ok()["id"].as_i64().unwrap();
+    let sqlite = s.database.starts_with("sqlite://");
+    // 5,200 more public addresses of the us-east instance, as data (never dialled).
+    let cols = "address, v4, kind, public, account_id, region, instance_id, created";
+    let exprs = "'233.' || CAST(n.i / 65536 AS TEXT) || '.' || CAST((n.i / 256) % 256 AS TEXT) || '.' || \
+                 CAST(n.i % 256 AS TEXT), 3909091328 + n.i, 'ipv4', t.public, t.account_id, t.region, t.instance_id, t.created";
+    let template = format!("SELECT * FROM ip_addresses WHERE instance_id = {east} AND kind = 'ipv4' AND public");
+    let template = if sqlite { template.replace("AND public", "AND public = 1") } else { template };
+    db_exec(&s, &copies(&s, "ip_addresses", cols, exprs, &template, 5_200)).await;
+    let of_west =
+        db_scalar(&s, &format!("SELECT COUNT(*) FROM ip_addresses WHERE public AND instance_id = {west}")).await;
+    let of_east = db_scalar(&s, "SELECT COUNT(*) FROM ip_addresses WHERE public AND region = 'us-east'").await;
+    assert!(of_east > 5_000 && of_west >= 2, "{of_east} {of_west}");
+
+    // Past the budget, a region or an instance is read through its index: exactly its entries.
+    let west_ips = api.get_filtered("/networking/ips", r#"{"region": "us-west"}"#).await.ok().clone();
+    assert_eq!(west_ips["results"], of_west);
+    for e in west_ips["data"].as_array().unwrap() {
+        assert_eq!((e["region"].as_str(), e["instance_id"].as_i64()), (Some("us-west"), Some(west)), "{e}");
+    }
+    let by_instance = api.get_filtered("/networking/ips", &format!(r#"{{"linode_id": {west}}}"#)).await;
+    let by_instance = by_instance.ok().clone();
+    let by_instance_id = api.get_filtered("/networking/ips", &format!(r#"{{"instance_id": {west}}}"#)).await;
+    assert_eq!(by_instance_id.ok()["data"], by_instance["data"]);
+    assert_eq!(by_instance["data"], west_ips["data"]);
+    // A page deep in one region, in the address order, with the count of the region's entries.
+    let deep = r#"{"region": "us-east", "+order_by": "address", "+order": "desc"}"#;
+    let page = api.get_filtered("/networking/ips?page=30&page_size=100", deep).await.ok().clone();
+    assert_eq!(page["results"], of_east);
+    let addresses: Vec<&str> =
+        page["data"].as_array().unwrap().iter().map(|e| e["address"].as_str().unwrap()).collect();
+    assert_eq!(addresses.len(), 100);
+    assert!(addresses.windows(2).all(|w| w[0] > w[1]), "{addresses:?}");
+    assert!(page["data"].as_array().unwrap().iter().all(|e| e["region"] == "us-east"));
+    // What no index serves is still refused, naming X-Filter and what is served.
+    for f in
+        [r#"{"type": "ipv4"}"#, r#"{"prefix": 24}"#, r#"{"+order_by": "region"}"#, r#"{"region": {"+neq": "us-east"}}"#]
+    {
+        let r = api.get_filtered("/networking/ips", f).await;
+        assert_eq!(r.status, 400, "{f}: {}", r.body);
+        assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{f}");
+        let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("on one of: id, address, instance_id, region; order by one of: id, address"),
+            "{reason}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_rows_that_skipping_finds() {
     let s = TestServer::start().await;
     let api = s.api();
@@ -756,6 +811,26 @@ async fn deep_pages_of_the_vpc_ipv6_list_hold_the_rows_that_skipping_finds() {
     assert_eq!(api.get("/vpcs/ipv6s").await.ok()["results"], 1_201);
     let every = format!(r#"{{"vpc_id": {vpc}}}"#);
     pages_agree_with(&s, "/vpcs/ipv6s", 100, &every).await;
+    // A filter and an order on the interfaces' own fields (their keys read from that table
+    // alone, then the rows by key), on both lists, against the rows in SQL.
+    let want = db_texts(
+        &s,
+        "SELECT CAST(id AS TEXT) AS k FROM instance_interfaces WHERE purpose = 'vpc' AND vpc_ipv6_range IS NOT NULL \
+         ORDER BY instance_id DESC, id DESC",
+    )
+    .await;
+    let ordered = format!(
+        r#"{{"subnet_id": {six}, "+or": [{{"region": "us-east"}}, {{"region": "us-west"}}], "+order_by": "instance_id", "+order": "desc"}}"#
+    );
+    for path in ["/vpcs/ipv6s".to_string(), format!("/vpcs/{vpc}/ipv6s")] {
+        let mut got = Vec::new();
+        for page in 1..=13 {
+            let r = api.get_filtered(&format!("{path}?page={page}&page_size=100"), &ordered).await.ok().clone();
+            assert_eq!(r["results"], 1_201, "{path} page {page}");
+            got.extend(r["data"].as_array().unwrap().iter().map(|e| e["interface_id"].to_string()));
+        }
+        assert_eq!(got, want, "{path}");
+    }
     // The count follows interfaces that lose their IPv6 and interfaces that go.
     db_exec(&s, "UPDATE instance_interfaces SET vpc_ipv6_range = NULL WHERE position % 7 = 3").await;
     db_exec(&s, "DELETE FROM instance_interfaces WHERE position % 11 = 4").await;
