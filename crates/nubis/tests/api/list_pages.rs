@@ -822,14 +822,24 @@ async fn deep_pages_of_the_vpc_ipv6_list_hold_the_rows_that_skipping_finds() {
     let ordered = format!(
         r#"{{"subnet_id": {six}, "+or": [{{"region": "us-east"}}, {{"region": "us-west"}}], "+order_by": "instance_id", "+order": "desc"}}"#
     );
+    // The whole list sorted in an order no index serves (the profile), the same way.
+    let sorted = r#"{"+order_by": "config_id", "+order": "desc"}"#;
+    let want_sorted = db_texts(
+        &s,
+        "SELECT CAST(id AS TEXT) AS k FROM instance_interfaces WHERE purpose = 'vpc' AND vpc_ipv6_range IS NOT NULL \
+         ORDER BY config_id DESC, id DESC",
+    )
+    .await;
     for path in ["/vpcs/ipv6s".to_string(), format!("/vpcs/{vpc}/ipv6s")] {
-        let mut got = Vec::new();
-        for page in 1..=13 {
-            let r = api.get_filtered(&format!("{path}?page={page}&page_size=100"), &ordered).await.ok().clone();
-            assert_eq!(r["results"], 1_201, "{path} page {page}");
-            got.extend(r["data"].as_array().unwrap().iter().map(|e| e["interface_id"].to_string()));
+        for (filter, want) in [(ordered.as_str(), &want), (sorted, &want_sorted)] {
+            let mut got = Vec::new();
+            for page in 1..=13 {
+                let r = api.get_filtered(&format!("{path}?page={page}&page_size=100"), filter).await.ok().clone();
+                assert_eq!(r["results"], 1_201, "{path} page {page} {filter}");
+                got.extend(r["data"].as_array().unwrap().iter().map(|e| e["interface_id"].to_string()));
+            }
+            assert_eq!(&got, want, "{path} {filter}");
         }
-        assert_eq!(got, want, "{path}");
     }
     // The count follows interfaces that lose their IPv6 and interfaces that go.
     db_exec(&s, "UPDATE instance_interfaces SET vpc_ipv6_range = NULL WHERE position % 7 = 3").await;
