@@ -240,16 +240,14 @@ impl crate::Store {
             push_window(&mut sql, offset, page_size);
             push_order(sql.push("))"), l.cols, filter, l.order)?;
             let rows = sql.query().fetch_all(self.r()).await?;
-            let total = match counted {
-                Some(n) => n,
-                None if !rows.is_empty() && (rows.len() as u64) < page_size => {
+            // PostgreSQL only (own_table): no count was taken first.
+            let total = match kept {
+                _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
                     offset.min(i64::MAX as u64) as i64 + rows.len() as i64
                 }
-                None if rows.is_empty() && offset == 0 => 0,
-                None => match kept {
-                    Some(kind) => self.kept_count(v.scope_id, kind).await?,
-                    None => self.count_matching(l, v, filter).await?,
-                },
+                _ if rows.is_empty() && offset == 0 => 0,
+                Some(kind) => self.kept_count(v.scope_id, kind).await?,
+                None => self.count_matching(l, v, filter).await?,
             };
             return Ok((rows, total.max(0) as u64));
         }
