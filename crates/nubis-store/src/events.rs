@@ -120,6 +120,48 @@ fn scope_as(sql: &mut Sql, v: &EventViewer, since: Timestamp, led: bool) {
     }
 }
 
+/// The start of an insert of events; [`event_values`] gives each row.
+const INSERT_EVENTS: &str = "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, \
+     entity_url, secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
+     grant_kind, grant_id, subject_user_id, completed) VALUES ";
+/// The values [`bind_event`] binds for one event.
+const EVENT_BINDS: usize = 17;
+/// Events inserted by one statement (17 values each, far below either engine's limit).
+const EVENTS_AT_ONCE: usize = 500;
+
+/// One row of [`INSERT_EVENTS`], its values numbered from `before + 1`: an event is complete
+/// when created in a final status.
+fn event_values(before: usize) -> String {
+    let p: Vec<String> = (1..=EVENT_BINDS).map(|i| format!("${}", before + i)).collect();
+    let (created, status) = (&p[2], &p[11]);
+    format!("({}, CASE WHEN {status} IN ('finished', 'failed', 'notification') THEN {created} END)", p.join(", "))
+}
+
+/// Binds one event's [`EVENT_BINDS`] values, in the order of [`INSERT_EVENTS`].
+fn bind_event(q: crate::db::Query, e: &NewEvent, now: &str) -> crate::db::Query {
+    let (gk, gi) = match e.visible_with {
+        Some((k, id)) => (Some(k.name()), Some(id)),
+        None => (None, None),
+    };
+    q.bind(e.account_id)
+        .bind(e.action)
+        .bind(now.to_string())
+        .bind(e.entity.as_ref().map(|x| x.kind.clone()))
+        .bind(e.entity.as_ref().map(|x| x.id))
+        .bind(e.entity.as_ref().map(|x| x.label.clone()))
+        .bind(e.entity.as_ref().map(|x| x.url.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.kind.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.id))
+        .bind(e.secondary.as_ref().map(|x| x.label.clone()))
+        .bind(e.secondary.as_ref().map(|x| x.url.clone()))
+        .bind(e.status)
+        .bind(e.username.clone())
+        .bind(e.message.clone())
+        .bind(gk)
+        .bind(gi)
+        .bind(e.subject_user_id)
+}
+
 impl Tx<'_> {
     /// Deletes up to `limit` of the oldest events created before `before` (with their read
     /// marks); returns how many.
@@ -139,37 +181,29 @@ impl Tx<'_> {
     }
 
     pub async fn event_insert(&mut self, e: &NewEvent) -> Result<i64> {
-        let (gk, gi) = match e.visible_with {
-            Some((k, id)) => (Some(k.name()), Some(id)),
-            None => (None, None),
-        };
-        let id = query(
-            "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
-             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, subject_user_id, completed) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             CASE WHEN $12 IN ('finished', 'failed', 'notification') THEN $3 END) RETURNING id",
-        )
-        .bind(e.account_id)
-        .bind(e.action)
-        .bind(Timestamp::now().to_string())
-        .bind(e.entity.as_ref().map(|x| x.kind.clone()))
-        .bind(e.entity.as_ref().map(|x| x.id))
-        .bind(e.entity.as_ref().map(|x| x.label.clone()))
-        .bind(e.entity.as_ref().map(|x| x.url.clone()))
-        .bind(e.secondary.as_ref().map(|x| x.kind.clone()))
-        .bind(e.secondary.as_ref().map(|x| x.id))
-        .bind(e.secondary.as_ref().map(|x| x.label.clone()))
-        .bind(e.secondary.as_ref().map(|x| x.url.clone()))
-        .bind(e.status)
-        .bind(e.username.clone())
-        .bind(e.message.clone())
-        .bind(gk)
-        .bind(gi)
-        .bind(e.subject_user_id)
-        .fetch_i64(self.h())
-        .await?;
-        Ok(id)
+        let now = Timestamp::now().to_string();
+        let text = format!("{INSERT_EVENTS}{} RETURNING id", event_values(0));
+        bind_event(query(text), e, &now).fetch_i64(self.h()).await
+    }
+
+    /// Inserts many events, a statement for each [`EVENTS_AT_ONCE`] of them.
+    ///
+    /// The events' kept counts and order fences are kept by statement triggers over each
+    /// statement's rows. On PostgreSQL each statement that changes one of those rows again in a
+    /// transaction reads every version the transaction wrote before it, so one insert per event
+    /// costs more with each event before it in the same transaction: 1,203 transfers expired at
+    /// once took 6.5 s of inserts (11.8 ms for the last), against one statement per batch here.
+    pub async fn events_insert(&mut self, events: &[NewEvent]) -> Result<()> {
+        let now = Timestamp::now().to_string();
+        for batch in events.chunks(EVENTS_AT_ONCE) {
+            let rows: Vec<String> = (0..batch.len()).map(|k| event_values(k * EVENT_BINDS)).collect();
+            let mut q = query(format!("{INSERT_EVENTS}{}", rows.join(", ")));
+            for e in batch {
+                q = bind_event(q, e, &now);
+            }
+            q.execute(self.h()).await?;
+        }
+        Ok(())
     }
 
     /// Copies the events of one entity from one account into another (a service transfer

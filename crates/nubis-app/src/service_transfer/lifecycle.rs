@@ -35,14 +35,18 @@ impl App {
     /// those that hold one of these instances.
     pub(super) async fn expire_in(&self, tx: &mut Tx<'_>, now: Timestamp, holding: Option<&[i64]>) -> Result<usize> {
         let due = tx.transfers_expire_due(now, holding).await?;
-        for t in &due {
-            let msg = format!(
-                "Transfer of instances {} expired at {} without being accepted",
-                ids_text(&t.instances),
-                t.expiry
-            );
-            tx.event_insert(&account_event(t.account_id, "entity_transfer_stale", t, "notification", msg)).await?;
-        }
+        let events: Vec<_> = due
+            .iter()
+            .map(|t| {
+                let msg = format!(
+                    "Transfer of instances {} expired at {} without being accepted",
+                    ids_text(&t.instances),
+                    t.expiry
+                );
+                account_event(t.account_id, "entity_transfer_stale", t, "notification", msg)
+            })
+            .collect();
+        tx.events_insert(&events).await?;
         Ok(due.len())
     }
 
