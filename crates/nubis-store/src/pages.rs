@@ -126,14 +126,8 @@ fn joined_to<'a>(from: &'a str, id_col: &str) -> Option<&'a str> {
 /// the join cost two index reads per row matched (4,000 VPC addresses of one region, 15-20 ms a
 /// page on PostgreSQL).
 ///
-/// PostgreSQL only. On SQLite the same statements made the maintenance list filtered by a status
-/// answer 172 pages a second instead of 10,384 on the benchmark's large account: the keys alone
-/// are covered by the partial index on (account, when, id, status), which SQLite's averages make
-/// it read whole rather than the status index (docs/decisions.md), so SQLite keeps the join.
-fn own_table<'a>(backend: Backend, l: &Listing<'a>, v: &Visibility<'_>, filter: &Filter) -> Option<&'a str> {
-    if backend != Backend::Postgres {
-        return None;
-    }
+/// On SQLite a page sorted from its few matches ([`SORT_AT`]) keeps the join (see fetch_window).
+fn own_table<'a>(l: &Listing<'a>, v: &Visibility<'_>, filter: &Filter) -> Option<&'a str> {
     fn paths<'f>(c: &'f Cond, out: &mut Vec<&'f str>) {
         match c {
             Cond::And(parts) | Cond::Or(parts) => parts.iter().for_each(|p| paths(p, out)),
@@ -228,20 +222,37 @@ impl crate::Store {
         // A filtered page, or a page of the whole list in an order no index serves (sorted): its
         // keys from the first table alone, then its rows by key (see own_table).
         let sorted = filter.order_by.is_some() && !served(filter, l.indexed);
-        let keyed = kept.is_none() || (sorted && matches!(start, DeepStart::Led(_) | DeepStart::Skip));
-        if let Some(first) = keyed.then(|| own_table(self.backend(), l, v, filter)).flatten() {
+        //
+        // Not on SQLite for a page sorted from its few matches: there the keys alone are covered by
+        // a partial index on (account, when, id, status) of the maintenance windows, which SQLite's
+        // statistics (averages per column) make it read whole rather than the status index that
+        // finds the few (25.6 ms against 0.2 ms a page); with the join no index covers the page,
+        // and reading its few matches through the join costs little.
+        let keyed = (kept.is_none() && !sort) || (sorted && matches!(start, DeepStart::Led(_) | DeepStart::Skip));
+        if let Some(first) = keyed.then(|| own_table(l, v, filter)).flatten() {
+            let pg = self.backend() == Backend::Postgres;
             sql.push(l.select);
             push_unscoped(&mut sql, l, v);
             let id = l.order.strip_suffix(" DESC").unwrap_or(l.order);
-            sql.push(&format!(" AND {id} = ANY (ARRAY(SELECT {id} {first}"));
+            sql.push(&if pg {
+                format!(" AND {id} = ANY (ARRAY(SELECT {id} {first}")
+            } else {
+                format!(" AND {id} IN (SELECT {id} {first}")
+            });
             push_scope(&mut sql, l, v);
             push_filter(&mut sql, self.backend(), l.cols, filter)?;
             push_order(&mut sql, l.cols, filter, l.order)?;
             push_window(&mut sql, offset, page_size);
-            push_order(sql.push("))"), l.cols, filter, l.order)?;
+            // The page's rows by key, sorted: SQLite would otherwise walk the order's index over
+            // the whole list and check each row against the keys.
+            if pg {
+                push_order(sql.push("))"), l.cols, filter, l.order)?;
+            } else {
+                push_sorted_order(sql.push(")"), l.cols, filter, l.order)?;
+            }
             let rows = sql.query().fetch_all(self.r()).await?;
-            // PostgreSQL only (own_table): no count was taken first.
             let total = match kept {
+                _ if counted.is_some() => counted.unwrap_or_default(),
                 _ if !rows.is_empty() && (rows.len() as u64) < page_size => {
                     offset.min(i64::MAX as u64) as i64 + rows.len() as i64
                 }
@@ -296,7 +307,7 @@ impl crate::Store {
 
     /// How many rows of the list the viewer sees match the filter.
     async fn count_matching(&self, l: &Listing<'_>, v: &Visibility<'_>, filter: &Filter) -> Result<i64> {
-        let from = own_table(self.backend(), l, v, filter).unwrap_or(l.from);
+        let from = own_table(l, v, filter).unwrap_or(l.from);
         let mut count = Sql::new(&format!("SELECT COUNT(*) {from}"));
         push_scope(&mut count, l, v);
         push_filter(&mut count, self.backend(), l.cols, filter)?;
