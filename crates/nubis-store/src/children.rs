@@ -27,6 +27,7 @@ const CHILD_LIST: Listing<'static> = Listing {
     order: "id",
     kept_count: Some("child_accounts"),
     indexed: &["euuid", "company", "email"],
+    also_filtered: &[],
 };
 
 fn account(r: &crate::db::Row) -> Result<Account> {

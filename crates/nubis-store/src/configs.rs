@@ -174,6 +174,7 @@ const CONFIG_LIST: Listing<'static> = Listing {
     order: "c.id",
     kept_count: Some("instance_configs"),
     indexed: &["label"],
+    also_filtered: &[],
 };
 
 impl Store {

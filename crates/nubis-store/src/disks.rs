@@ -153,6 +153,7 @@ const DISK_LIST: Listing<'static> = Listing {
     order: "d.id",
     kept_count: Some("instance_disks"),
     indexed: &["label"],
+    also_filtered: &[],
 };
 
 impl Store {

@@ -443,6 +443,7 @@ const FIREWALL_LIST: Listing<'static> = Listing {
     order: "f.id",
     kept_count: Some("firewalls"),
     indexed: &["tags", "label", "created", "updated"],
+    also_filtered: &[],
 };
 
 /// The firewalls of one instance (`d.instance_id`), read from its devices in firewall order
@@ -462,6 +463,7 @@ const INSTANCE_FIREWALL_LIST: Listing<'static> = Listing {
     order: "d.firewall_id",
     kept_count: Some("instance_firewalls"),
     indexed: &[],
+    also_filtered: &[],
 };
 
 /// [`INSTANCE_FIREWALL_LIST`] of a balancer.
@@ -481,6 +483,7 @@ const DEVICE_LIST: Listing<'static> = Listing {
     order: "d.id",
     kept_count: Some("firewall_devices"),
     indexed: &[],
+    also_filtered: &[],
 };
 
 impl Store {

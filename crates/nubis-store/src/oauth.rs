@@ -35,6 +35,7 @@ const CLIENT_LIST: Listing<'static> = Listing {
     order: "seq",
     kept_count: Some("oauth_clients"),
     indexed: &["label"],
+    also_filtered: &[],
 };
 
 fn client(r: &Row) -> Result<OAuthClient> {

@@ -10,7 +10,7 @@ use crate::Backend;
 use crate::fences::Rows;
 use crate::sql::{
     Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_order_led,
-    push_scope, push_scope_led, push_sorted_order, push_unscoped, push_window, served, unserved,
+    push_scope, push_scope_led, push_sorted_order, push_unscoped, push_window,
 };
 
 /// Pages that start this deep or deeper are located by the kept block counts (`row_blocks`);
@@ -178,10 +178,10 @@ impl crate::Store {
     ) -> Result<(Vec<crate::db::Row>, u64)> {
         let own = without_scope(filter, l, v.scope_id);
         let filter = own.as_ref().unwrap_or(filter);
-        if let Some(kind) = l.kept_count.filter(|_| !served(filter, l.indexed)) {
+        if let Some(kind) = l.kept_count.filter(|_| !l.serves(filter)) {
             let n = self.kept_count(v.scope_id, kind).await?;
             if n > SCAN_BUDGET {
-                return Err(unserved(n, l.indexed));
+                return Err(l.unserved(n));
             }
         }
         // An unfiltered list with a kept count reads it in the same statement (one round trip).
@@ -221,7 +221,7 @@ impl crate::Store {
         let mut sql = Sql::default();
         // A filtered page, or a page of the whole list in an order no index serves (sorted): its
         // keys from the first table alone, then its rows by key (see own_table).
-        let sorted = filter.order_by.is_some() && !served(filter, l.indexed);
+        let sorted = filter.order_by.is_some() && !l.serves(filter);
         //
         // Not on SQLite for a page sorted from its few matches: there the keys alone are covered by
         // a partial index on (account, when, id, status) of the maintenance windows, which SQLite's
@@ -442,6 +442,7 @@ mod tests {
             order: "f.id",
             kept_count: None,
             indexed: &[],
+            also_filtered: &[],
         };
         let f = |t: &str| Filter::parse(t, &["vpc_id", "region"]).unwrap();
         assert_eq!(without_scope(&f(r#"{"vpc_id": 7}"#), &l, 7), Some(Filter::default()));

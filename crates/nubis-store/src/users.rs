@@ -182,6 +182,7 @@ const USER_LIST: Listing<'static> = Listing {
     order: "u.id",
     kept_count: Some("users"),
     indexed: &["username", "email"],
+    also_filtered: &[],
 };
 
 impl Store {

@@ -225,6 +225,7 @@ const VPC_LIST: Listing<'static> = Listing {
     order: "v.id",
     kept_count: Some("vpcs"),
     indexed: &["label", "region", "created", "updated"],
+    also_filtered: &[],
 };
 
 /// Whether an interface is active: its instance is powered on (as `Status::is_powered`) with the
@@ -266,6 +267,9 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     order: "f.id",
     kept_count: Some("vpc_interfaces"),
     indexed: &["vpc_id", "subnet_id", "instance_id"],
+    // The region through migration 59's indexes, the configuration through its own (a few
+    // interfaces each); no order fences are kept for either.
+    also_filtered: &["region", "config_id"],
 };
 
 /// The tables [`Store::vpc_parts`] reads.
@@ -469,6 +473,7 @@ const SUBNET_LIST: Listing<'static> = Listing {
     order: "s.id",
     kept_count: Some("vpc_subnets"),
     indexed: &["label", "created"],
+    also_filtered: &[],
 };
 
 impl Store {

@@ -55,6 +55,7 @@ const MAINT_LIST: Listing<'static> = Listing {
     order: "m.id",
     kept_count: Some("maintenance"),
     indexed: &["status", "type", "when"],
+    also_filtered: &[],
 };
 
 /// The account's pending windows (one notification each), kept like the list (migration 41).

@@ -38,6 +38,7 @@ const INVOICE_LIST: Listing<'static> = Listing {
     order: "id DESC",
     kept_count: Some("invoices"),
     indexed: &["date", "label", "total"],
+    also_filtered: &[],
 };
 
 fn item(r: &Row) -> Result<InvoiceItem> {
@@ -69,6 +70,7 @@ const ITEM_LIST: Listing<'static> = Listing {
     order: "id",
     kept_count: Some("invoice_items"),
     indexed: &["label", "type", "region"],
+    also_filtered: &[],
 };
 
 /// A service metered on an account from `started` until `ended`.

@@ -426,6 +426,78 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
 }
 
 #[tokio::test]
+async fn the_vpc_address_lists_past_the_budget_are_filtered_by_region_and_configuration_and_refuse_the_rest() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    // A VPC in each of two regions, each with an instance on its subnet.
+    let mut made = Vec::new();
+    for (n, region) in ["us-east", "us-west"].into_iter().enumerate() {
+        let subnets = json!([{"label": "six", "ipv4": format!("10.{n}.0.0/24"), "ipv6": [{}]}]);
+        let v =
+            api.post("/vpcs", json!({"label": format!("far-{n}"), "region": region, "ipv6": [{}], "subnets": subnets}));
+        let v = v.await.ok().clone();
+        let iface = json!({"purpose": "vpc", "subnet_id": v["subnets"][0]["id"], "ipv6": {"is_public": false}});
+        let body = json!({"region": region, "type": "g6-nanode-1", "label": format!("vm-{n}"), "booted": false,
+                          "interfaces": [iface]});
+        let i = api.post("/compute/instances", body).await.ok()["id"].as_i64().unwrap();
+        made.push((v["id"].as_i64().unwrap(), i));
+    }
+    let ((east_vpc, _), (west_vpc, west_instance)) = (made[0], made[1]);
+    // 5,200 copies of the us-east interface: the account's list and that VPC's are past the budget.
+    copy_vpc_interfaces(&s, &format!("vpc_id = {east_vpc}"), 5_200).await;
+    let of = |cond: &str| format!("SELECT COUNT(*) FROM instance_interfaces WHERE purpose = 'vpc' AND {cond}");
+    let east = db_scalar(&s, &of("region = 'us-east'")).await;
+    let east_v6 = db_scalar(&s, &of("region = 'us-east' AND vpc_ipv6_range IS NOT NULL")).await;
+    assert!(east > 5_000 && east_v6 > 4_000, "{east} {east_v6}");
+    let west_config = format!("SELECT MAX(config_id) FROM instance_interfaces WHERE vpc_id = {west_vpc}");
+    let west_config = db_scalar(&s, &west_config).await;
+
+    // The region and the configuration are read through their indexes: exactly their entries.
+    for path in ["/vpcs/ips".to_string(), "/vpcs/ipv6s".to_string(), format!("/vpcs/{west_vpc}/ips")] {
+        let west = api.get_filtered(&path, r#"{"region": "us-west"}"#).await.ok().clone();
+        assert_eq!(west["results"], 1, "{path}: {west}");
+        assert_eq!(
+            (west["data"][0]["region"].as_str(), west["data"][0]["instance_id"].as_i64()),
+            (Some("us-west"), Some(west_instance))
+        );
+        let by_config = api.get_filtered(&path, &format!(r#"{{"config_id": {west_config}}}"#)).await.ok().clone();
+        assert_eq!(by_config["data"], west["data"], "{path}");
+    }
+    let none = api.get_filtered(&format!("/vpcs/{east_vpc}/ips"), r#"{"region": "us-west"}"#).await;
+    assert_eq!(none.ok()["results"], 0);
+    // Deep pages of one region, in an indexed order, with the region's count.
+    for (path, n) in [("/vpcs/ips".to_string(), east), (format!("/vpcs/{east_vpc}/ipv6s"), east_v6)] {
+        let deep = r#"{"region": "us-east", "+order_by": "subnet_id", "+order": "desc"}"#;
+        let page = api.get_filtered(&format!("{path}?page=40&page_size=100"), deep).await.ok().clone();
+        assert_eq!(page["results"], n, "{path}");
+        let rows = page["data"].as_array().unwrap();
+        assert_eq!(rows.len(), 100, "{path}");
+        assert!(rows.iter().all(|e| e["region"] == "us-east" && e["vpc_id"] == east_vpc), "{path}");
+    }
+    // What no index serves is still refused, naming X-Filter and what is served.
+    for f in [
+        r#"{"active": true}"#,
+        r#"{"+order_by": "region"}"#,
+        r#"{"+order_by": "config_id"}"#,
+        r#"{"region": {"+neq": "us-east"}}"#,
+    ] {
+        for path in ["/vpcs/ips".to_string(), format!("/vpcs/{east_vpc}/ips")] {
+            let r = api.get_filtered(&path, f).await;
+            assert_eq!(r.status, 400, "{path} {f}: {}", r.body);
+            assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{f}");
+            let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+            assert!(
+                reason.contains(
+                    "on one of: id, vpc_id, subnet_id, instance_id, region, config_id; \
+                     order by one of: id, vpc_id, subnet_id, instance_id"
+                ),
+                "{reason}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_rows_that_skipping_finds() {
     let s = TestServer::start().await;
     let api = s.api();
