@@ -111,6 +111,9 @@ const DEVICE_SELECT: &str = "SELECT d.id, d.firewall_id, d.account_id, d.instanc
                              FROM firewall_devices d";
 
 /// The device column that points at a service of this kind.
+/// Devices written per statement by [`Tx::firewall_devices_insert`] (six binds each).
+const DEVICES_AT_ONCE: usize = 500;
+
 fn column(kind: DeviceType) -> &'static str {
     match kind {
         DeviceType::Instance => "instance_id",
@@ -254,23 +257,58 @@ impl Tx<'_> {
     /// Assigns a firewall to a service. A uniqueness violation means a rule the caller checked
     /// was broken by a concurrent commit.
     pub async fn firewall_device_insert(&mut self, d: &NewDevice<'_>) -> Result<DeviceRow> {
-        let col = column(d.kind);
-        let sql = format!(
-            "INSERT INTO firewall_devices (firewall_id, account_id, {col}, active, created, updated) \
-             VALUES ($1, $2, $3, $4, $5, $5) \
-             RETURNING id, firewall_id, account_id, instance_id, nodebalancer_id, active, created, updated, \
-             '' AS entity_label"
-        );
-        let row = query(sql)
-            .bind(d.firewall_id)
-            .bind(d.account_id)
-            .bind(d.entity_id)
-            .bind(d.active)
-            .bind(d.created)
-            .fetch_one(self.h())
-            .await?;
-        let mut out = device(&row)?;
-        out.entity_label = d.entity_label.to_string();
+        let mut rows = self.firewall_devices_insert(std::slice::from_ref(d)).await?;
+        rows.pop().ok_or_else(|| Error::internal("an inserted device was not returned"))
+    }
+
+    /// Assigns firewalls to services, [`DEVICES_AT_ONCE`] per statement (one statement for
+    /// many: the devices' kept counts and order fences are kept by statement triggers, whose
+    /// rows a transaction changing them again and again on PostgreSQL reads in every version it
+    /// wrote), returned in the order given; as [`Tx::firewall_device_insert`] for each.
+    pub async fn firewall_devices_insert(&mut self, devices: &[NewDevice<'_>]) -> Result<Vec<DeviceRow>> {
+        let mut out = Vec::with_capacity(devices.len());
+        for batch in devices.chunks(DEVICES_AT_ONCE) {
+            let rows: Vec<String> = (0..batch.len())
+                .map(|k| {
+                    let b = k * 6;
+                    format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 6)
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO firewall_devices (firewall_id, account_id, instance_id, nodebalancer_id, active, created, \
+                 updated) VALUES {} RETURNING id, firewall_id, account_id, instance_id, nodebalancer_id, active, \
+                 created, updated, '' AS entity_label",
+                rows.join(", ")
+            );
+            let mut q = query(sql);
+            for d in batch {
+                let (instance, balancer) = match d.kind {
+                    DeviceType::Instance => (Some(d.entity_id), None),
+                    DeviceType::Nodebalancer => (None, Some(d.entity_id)),
+                };
+                q = q
+                    .bind(d.firewall_id)
+                    .bind(d.account_id)
+                    .bind(instance)
+                    .bind(balancer)
+                    .bind(d.active)
+                    .bind(d.created);
+            }
+            // The order of returned rows is not promised: put them back in the order given (a
+            // firewall has a service once).
+            let mut by_service = std::collections::HashMap::with_capacity(batch.len());
+            for row in q.fetch_all(self.h()).await? {
+                let d = device(&row)?;
+                by_service.insert((d.firewall_id, d.kind, d.entity_id), d);
+            }
+            for d in batch {
+                let mut row = by_service
+                    .remove(&(d.firewall_id, d.kind, d.entity_id))
+                    .ok_or_else(|| Error::internal("an inserted device was not returned"))?;
+                row.entity_label = d.entity_label.to_string();
+                out.push(row);
+            }
+        }
         Ok(out)
     }
 

@@ -4,13 +4,15 @@
 //! (`firewall_id`).
 //!
 //! Adding a device needs read_write on the service (a service the caller cannot see is "not
-//! found", a 400 on the body field; read_only is a 403). [`attach_device`] is the one place that
+//! found", a 400 on the body field; read_only is a 403). [`attachable`] is the one place that
 //! decides whether a service may get a firewall, inside the caller's write transaction: the
 //! service exists in the account and is not in live migration, the firewall is not assigned to it
 //! already, a firewall has at most one load balancer, and an enabled firewall is refused when the
 //! service already has another enabled one.
 
-use nubis_model::event::EventEntity;
+use std::collections::HashSet;
+
+use nubis_model::event::{EventEntity, NewEvent};
 use nubis_model::filter::Filter;
 use nubis_model::firewall::{DeviceEntity, DeviceType, Firewall, FirewallDevice};
 use nubis_model::grants::{GrantKind, Permission};
@@ -87,6 +89,51 @@ pub(crate) async fn attach_device(
     entity_id: i64,
     field: &str,
 ) -> Result<DeviceRow> {
+    let label = attachable(tx, actor, f, kind, entity_id, field).await?;
+    let mut rows = insert_devices(tx, actor, f, &[(kind, entity_id, label)]).await?;
+    rows.pop().ok_or_else(|| Error::internal("an attached device was not returned"))
+}
+
+/// Assigns firewall `f` (locked by the caller in this transaction) to many services at once,
+/// each `(kind, id, field)`, with their events: every refusal is gathered (a 400 on its field,
+/// a service named twice refused the second time), then the devices are written a few
+/// statements at a time. The firewall's own live-migration check is the caller's.
+pub(crate) async fn attach_devices(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    f: &FirewallRow,
+    wanted: &[(DeviceType, i64, String)],
+) -> Result<Vec<DeviceRow>> {
+    let mut p = Problems::new();
+    let mut seen = HashSet::new();
+    let mut ok = Vec::with_capacity(wanted.len());
+    for (kind, id, field) in wanted {
+        match attachable(tx, actor, f, *kind, *id, field).await {
+            Ok(label) if !seen.insert((*kind, *id)) => {
+                let name = format!("{} '{label}' ({id})", kind_text(*kind));
+                p.add(field.as_str(), format!("{name} is already assigned to this firewall"));
+            }
+            Ok(label) => ok.push((*kind, *id, label)),
+            Err(e) => p.absorb(Err(e))?,
+        }
+    }
+    if ok.iter().filter(|(kind, ..)| *kind == DeviceType::Nodebalancer).count() > 1 {
+        p.add_general("A firewall can be assigned to at most one load balancer");
+    }
+    p.finish()?;
+    insert_devices(tx, actor, f, &ok).await
+}
+
+/// Whether `f` may be assigned to a service (read in this transaction, the service's row
+/// locked): its label when it may, a 400 on `field` when it may not.
+async fn attachable(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    f: &FirewallRow,
+    kind: DeviceType,
+    entity_id: i64,
+    field: &str,
+) -> Result<String> {
     let label = match kind {
         DeviceType::Instance => {
             let i = tx
@@ -135,26 +182,41 @@ pub(crate) async fn attach_device(
             ),
         ));
     }
-    let d = tx
-        .firewall_device_insert(&NewDevice {
+    Ok(label)
+}
+
+/// Writes the devices of `f` checked by [`attachable`], with their `firewall_device_add` events.
+async fn insert_devices(
+    tx: &mut Tx<'_>,
+    actor: &Actor,
+    f: &FirewallRow,
+    services: &[(DeviceType, i64, String)],
+) -> Result<Vec<DeviceRow>> {
+    let created = Timestamp::now();
+    let new: Vec<NewDevice<'_>> = services
+        .iter()
+        .map(|(kind, entity_id, label)| NewDevice {
             firewall_id: f.id,
             account_id: actor.account_id(),
-            kind,
-            entity_id,
-            entity_label: &label,
+            kind: *kind,
+            entity_id: *entity_id,
+            entity_label: label,
             active: f.enabled(),
-            created: Timestamp::now(),
+            created,
         })
-        .await
-        .map_err(unique_retry)?;
-    tx.event_insert(
-        &event(actor, "firewall_device_add", firewall_entity(f))
-            .secondary(service_entity(kind, entity_id, &label))
-            .visible_with(GrantKind::Firewall, f.id)
-            .build(),
-    )
-    .await?;
-    Ok(d)
+        .collect();
+    let rows = tx.firewall_devices_insert(&new).await.map_err(unique_retry)?;
+    let events: Vec<NewEvent> = services
+        .iter()
+        .map(|(kind, entity_id, label)| {
+            event(actor, "firewall_device_add", firewall_entity(f))
+                .secondary(service_entity(*kind, *entity_id, label))
+                .visible_with(GrantKind::Firewall, f.id)
+                .build()
+        })
+        .collect();
+    tx.events_insert(&events).await?;
+    Ok(rows)
 }
 
 /// Removes device `d` of firewall `f` (locked by the caller in this transaction), with event

@@ -35,7 +35,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::Schema;
 
 pub use devices::DeviceCreate;
-pub(crate) use devices::{attach_at_creation, attach_device, detach_device};
+pub(crate) use devices::{attach_at_creation, attach_device, attach_devices, detach_device};
 pub use history::{DefaultFirewallIdsUpdate, FirewallSettingsUpdate, templates};
 pub use rulesets::{RuleSetCreate, RuleSetUpdate};
 
@@ -285,8 +285,7 @@ impl App {
                     if actor.restricted() {
                         tx.grant_set(actor.user_id(), GrantKind::Firewall, f.id, Some(Permission::ReadWrite)).await?;
                     }
-                    let mut p = Problems::new();
-                    let wanted = v
+                    let wanted: Vec<(DeviceType, i64, String)> = v
                         .instances
                         .iter()
                         .enumerate()
@@ -295,11 +294,9 @@ impl App {
                             v.nodebalancers
                                 .iter()
                                 .map(|id| (DeviceType::Nodebalancer, *id, "devices.nodebalancers[0]".into())),
-                        );
-                    for (kind, id, field) in wanted {
-                        p.absorb(attach_device(tx, actor, &f, kind, id, &field).await.map(|_| ()))?;
-                    }
-                    p.finish()?;
+                        )
+                        .collect();
+                    attach_devices(tx, actor, &f, &wanted).await?;
                     Ok((f, v.nodebalancers.clone()))
                 })
             })

@@ -333,9 +333,8 @@ impl App {
                     return Err(Error::Invalid(blockers));
                 }
                 instance_detach_from_firewalls(tx, id).await?;
-                for node in tx.instance_balancer_nodes(id).await? {
-                    tx.nb_node_delete(node).await?;
-                }
+                let nodes = tx.instance_balancer_nodes(id).await?;
+                tx.nb_nodes_delete(&nodes).await?;
                 if let Some(e) = i.op_event_id
                     && Status::parse(&i.status).is_some_and(Status::is_transitional)
                 {

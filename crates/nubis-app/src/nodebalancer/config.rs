@@ -31,11 +31,8 @@ pub(super) async fn insert_config(
         .await
         .map_err(|e| e.unique_as("port", PORT_TAKEN))?;
     tx.event_insert(&nb_event(actor, "nodebalancer_config_create", b, Some(config_entity(b, &c)))).await?;
-    for (i, n) in nodes.iter().enumerate() {
-        let mut np = Problems::new();
-        node::insert_node(tx, actor, b, &c, n, &mut np).await?;
-        p.extend_prefixed(&format!("nodes[{i}]"), np);
-    }
+    let nodes: Vec<(Option<usize>, &NodeFields)> = nodes.iter().enumerate().map(|(i, n)| (Some(i), n)).collect();
+    node::insert_nodes(tx, actor, b, &c, &nodes, p).await?;
     Ok(c)
 }
 

@@ -3,6 +3,8 @@
 //! address must be a private IPv4 address of an instance of the account in the balancer's
 //! region, checked inside the write transaction.
 
+use std::collections::{HashMap, HashSet};
+
 use nubis_model::filter::Filter;
 use nubis_model::nodebalancer::NodeBalancerNode;
 use nubis_model::page::{Page, PageRequest};
@@ -15,6 +17,7 @@ use super::validate::{self, NodeRequest};
 use super::{nb_event, node_entity, view};
 use crate::App;
 use crate::auth::{Actor, Op};
+use nubis_model::event::NewEvent;
 
 const LABEL_TAKEN: &str = "Label must be unique among the config's nodes";
 
@@ -56,29 +59,74 @@ async fn address_problem(tx: &mut Tx<'_>, b: &BalancerRow, f: &NodeFields) -> Re
     Ok(None)
 }
 
-/// Inserts a node (and its event) after checking its address; problems go to `p`.
-pub(super) async fn insert_node(
+/// Where a problem of a node goes: `nodes[i].<name>` for the `i`th node of a list, `<name>`
+/// for a node on its own.
+fn node_field(i: Option<usize>, name: &str) -> String {
+    match i {
+        Some(i) => format!("nodes[{i}].{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// Checks the addresses of nodes in this transaction, each address once; problems go to `p`
+/// under each node's field. Returns the nodes refused (by their place in their list).
+async fn addresses_refused(
+    tx: &mut Tx<'_>,
+    b: &BalancerRow,
+    nodes: &[(Option<usize>, &NodeFields)],
+    p: &mut Problems,
+) -> Result<HashSet<Option<usize>>> {
+    let mut seen: HashMap<u32, Option<String>> = HashMap::new();
+    let mut refused = HashSet::new();
+    for &(i, f) in nodes {
+        let problem = match seen.get(&f.v4) {
+            Some(known) => known.clone(),
+            None => {
+                let found = address_problem(tx, b, f).await?;
+                seen.insert(f.v4, found.clone());
+                found
+            }
+        };
+        if let Some(reason) = problem {
+            p.add(node_field(i, "address"), reason);
+            refused.insert(i);
+        }
+    }
+    Ok(refused)
+}
+
+/// Inserts new nodes of a config in one statement per batch, with their events, after checking
+/// their addresses; problems go to `p` and then nothing is inserted.
+pub(super) async fn insert_nodes(
     tx: &mut Tx<'_>,
     actor: &Actor,
     b: &BalancerRow,
     c: &ConfigRow,
-    f: &NodeFields,
+    nodes: &[(Option<usize>, &NodeFields)],
     p: &mut Problems,
-) -> Result<Option<NodeRow>> {
-    if let Some(reason) = address_problem(tx, b, f).await? {
-        p.add("address", reason);
-        return Ok(None);
+) -> Result<Vec<NodeRow>> {
+    if !addresses_refused(tx, b, nodes, p).await?.is_empty() {
+        return Ok(Vec::new());
     }
-    let n = match tx.nb_node_insert(c.id, b.id, b.account_id, f, Timestamp::now()).await {
-        Ok(n) => n,
+    let fields: Vec<&NodeFields> = nodes.iter().map(|(_, f)| *f).collect();
+    let rows = match tx.nb_nodes_insert(c.id, b.id, b.account_id, &fields, Timestamp::now()).await {
+        Ok(rows) => rows,
         Err(Error::Unique(_)) => {
-            p.add("label", LABEL_TAKEN);
-            return Ok(None);
+            // Only a node on its own can meet a label already there: the labels of a list are
+            // checked against each other, and its config holds no other nodes by then.
+            let i = match nodes {
+                [(i, _)] => *i,
+                _ => None,
+            };
+            p.add(node_field(i, "label"), LABEL_TAKEN);
+            return Ok(Vec::new());
         }
         Err(e) => return Err(e),
     };
-    tx.event_insert(&nb_event(actor, "nodebalancer_node_create", b, Some(node_entity(b, &n)))).await?;
-    Ok(Some(n))
+    let events: Vec<NewEvent> =
+        rows.iter().map(|n| nb_event(actor, "nodebalancer_node_create", b, Some(node_entity(b, n)))).collect();
+    tx.events_insert(&events).await?;
+    Ok(rows)
 }
 
 /// What a rebuild does to the nodes.
@@ -91,18 +139,17 @@ pub(super) struct RebuildPlan {
 /// Checks the node list of a rebuild against the config's current nodes.
 pub(super) fn plan_rebuild(p: &mut Problems, existing: &[NodeRow], reqs: &[NodeRequest]) -> RebuildPlan {
     let mut plan = RebuildPlan { update: Vec::new(), create: Vec::new(), delete: Vec::new() };
-    let mut labels: Vec<String> = Vec::new();
-    let mut kept: Vec<i64> = Vec::new();
+    let by_id: HashMap<i64, &NodeRow> = existing.iter().map(|n| (n.id, n)).collect();
+    let mut labels: HashSet<String> = HashSet::new();
+    let mut kept: HashSet<i64> = HashSet::new();
     for (i, r) in reqs.iter().enumerate() {
         let mut np = Problems::new();
         let current = match r.id {
-            Some(id) => match existing.iter().find(|n| n.id == id) {
-                Some(n) if kept.contains(&id) => {
-                    np.add("id", "The same node appears twice");
-                    Some(n)
-                }
+            Some(id) => match by_id.get(&id).copied() {
                 Some(n) => {
-                    kept.push(id);
+                    if !kept.insert(id) {
+                        np.add("id", "The same node appears twice");
+                    }
                     Some(n)
                 }
                 None => {
@@ -114,10 +161,9 @@ pub(super) fn plan_rebuild(p: &mut Problems, existing: &[NodeRow], reqs: &[NodeR
         };
         let resolved = validate::resolve_node(&mut np, current.map(|n| &n.f), r);
         if let Some(f) = resolved {
-            if labels.contains(&f.label) {
+            if !labels.insert(f.label.clone()) {
                 np.add("label", LABEL_TAKEN);
             }
-            labels.push(f.label.clone());
             match current {
                 Some(n) => plan.update.push((i, n.id, f)),
                 None if r.id.is_none() => plan.create.push((i, f)),
@@ -130,7 +176,8 @@ pub(super) fn plan_rebuild(p: &mut Problems, existing: &[NodeRow], reqs: &[NodeR
     plan
 }
 
-/// Carries out a checked rebuild plan (deletes, then updates, then creates), with events.
+/// Carries out a checked rebuild plan (deletes, then updates, then creates), with events. The
+/// deletes and creates are one statement per batch, as are the events of each step.
 pub(super) async fn apply_rebuild(
     tx: &mut Tx<'_>,
     actor: &Actor,
@@ -139,36 +186,41 @@ pub(super) async fn apply_rebuild(
     existing: &[NodeRow],
     plan: RebuildPlan,
 ) -> Result<()> {
-    for id in &plan.delete {
-        if let Some(n) = existing.iter().find(|n| n.id == *id) {
-            tx.nb_node_delete(*id).await?;
-            tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", b, Some(node_entity(b, n)))).await?;
-        }
-    }
+    let by_id: HashMap<i64, &NodeRow> = existing.iter().map(|n| (n.id, n)).collect();
+    tx.nb_nodes_delete(&plan.delete).await?;
+    let gone: Vec<NewEvent> = plan
+        .delete
+        .iter()
+        .filter_map(|id| by_id.get(id))
+        .map(|n| nb_event(actor, "nodebalancer_node_delete", b, Some(node_entity(b, n))))
+        .collect();
+    tx.events_insert(&gone).await?;
     let mut p = Problems::new();
+    let moved: Vec<(Option<usize>, &NodeFields)> = plan
+        .update
+        .iter()
+        .filter(|(_, id, f)| by_id.get(id).is_none_or(|o| o.f.v4 != f.v4))
+        .map(|(i, _, f)| (Some(*i), f))
+        .collect();
+    let refused = addresses_refused(tx, b, &moved, &mut p).await?;
+    let mut changed: Vec<NewEvent> = Vec::new();
     for (i, id, f) in &plan.update {
-        let old = existing.iter().find(|n| n.id == *id);
-        if old.is_none_or(|o| o.f.v4 != f.v4)
-            && let Some(reason) = address_problem(tx, b, f).await?
-        {
-            p.add(format!("nodes[{i}].address"), reason);
+        if refused.contains(&Some(*i)) {
             continue;
         }
         match tx.nb_node_update(*id, f, Timestamp::now()).await {
             Ok(n) => {
-                if old.is_none_or(|o| o.f != n.f) {
-                    tx.event_insert(&nb_event(actor, "nodebalancer_node_update", b, Some(node_entity(b, &n)))).await?;
+                if by_id.get(id).is_none_or(|o| o.f != n.f) {
+                    changed.push(nb_event(actor, "nodebalancer_node_update", b, Some(node_entity(b, &n))));
                 }
             }
-            Err(Error::Unique(_)) => p.add(format!("nodes[{i}].label"), LABEL_TAKEN),
+            Err(Error::Unique(_)) => p.add(node_field(Some(*i), "label"), LABEL_TAKEN),
             Err(e) => return Err(e),
         }
     }
-    for (i, f) in &plan.create {
-        let mut np = Problems::new();
-        insert_node(tx, actor, b, c, f, &mut np).await?;
-        p.extend_prefixed(&format!("nodes[{i}]"), np);
-    }
+    tx.events_insert(&changed).await?;
+    let create: Vec<(Option<usize>, &NodeFields)> = plan.create.iter().map(|(i, f)| (Some(*i), f)).collect();
+    insert_nodes(tx, actor, b, c, &create, &mut p).await?;
     p.finish()
 }
 
@@ -223,10 +275,9 @@ impl App {
                     let b = tx.nodebalancer_lock(nb_id, actor.account_id()).await?.ok_or(Error::NotFound)?;
                     let c = tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                     let mut p = Problems::new();
-                    let n = insert_node(tx, actor, &b, &c, f, &mut p).await?;
+                    let n = insert_nodes(tx, actor, &b, &c, &[(None, f)], &mut p).await?;
                     p.finish()?;
-                    let n = n.ok_or_else(|| Error::internal("node insert without a node"))?;
-                    Ok(n)
+                    n.into_iter().next().ok_or_else(|| Error::internal("node insert without a node"))
                 })
             })
             .await?;
@@ -280,7 +331,7 @@ impl App {
                 tx.nb_config_lock(nb_id, config_id).await?.ok_or(Error::NotFound)?;
                 let existing = tx.nb_nodes_of_config(config_id).await?;
                 let n = existing.iter().find(|n| n.id == id).ok_or(Error::NotFound)?;
-                tx.nb_node_delete(id).await?;
+                tx.nb_nodes_delete(&[id]).await?;
                 tx.event_insert(&nb_event(actor, "nodebalancer_node_delete", &b, Some(node_entity(&b, n)))).await?;
                 Ok(())
             })

@@ -1,10 +1,17 @@
 //! Balancer writes: balancers, configs and nodes changed inside a write transaction.
 
-use nubis_model::{Result, Timestamp};
+use std::collections::HashMap;
+
+use nubis_model::{Error, Result, Timestamp};
 
 use super::*;
 use crate::Tx;
 use crate::db::query;
+use crate::sql::{Sql, push_ids};
+
+/// Nodes written per statement by [`Tx::nb_nodes_insert`] and [`Tx::nb_nodes_delete`] (six
+/// binds each on insert, well under either engine's limit).
+const NODES_AT_ONCE: usize = 500;
 
 impl Tx<'_> {
     /// Inserts a balancer; a label taken in the account, or an address taken (anywhere), is
@@ -150,34 +157,65 @@ impl Tx<'_> {
         rows.iter().map(node).collect()
     }
 
-    /// Inserts a node (status `unknown`); a label the config already has is `Error::Unique`.
-    pub async fn nb_node_insert(
+    /// Inserts nodes of one config (status `unknown`), [`NODES_AT_ONCE`] per statement, and
+    /// returns them in the order given; a label the config already has is `Error::Unique`.
+    ///
+    /// One statement for many nodes, not one each: the kept counts, blocks and order fences of
+    /// the nodes are kept by statement triggers, and on PostgreSQL each statement that changes
+    /// one of those rows again in a transaction reads every version the transaction wrote before
+    /// it (a rebuild of 1,000 nodes one by one took 46 s).
+    pub async fn nb_nodes_insert(
         &mut self,
         config_id: i64,
         nodebalancer_id: i64,
         account_id: i64,
-        f: &NodeFields,
+        nodes: &[&NodeFields],
         now: Timestamp,
-    ) -> Result<NodeRow> {
-        let sql = format!(
-            "INSERT INTO nodebalancer_nodes (config_id, nodebalancer_id, account_id, label, address, v4, port, \
-             weight, mode, status, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'unknown', $10, \
-             $10) RETURNING {NODE_COLS}"
-        );
-        let row = query(sql)
-            .bind(config_id)
-            .bind(nodebalancer_id)
-            .bind(account_id)
-            .bind(f.label.as_str())
-            .bind(f.address.as_str())
-            .bind(i64::from(f.v4))
-            .bind(f.port)
-            .bind(f.weight)
-            .bind(f.mode.as_str())
-            .bind(now)
-            .fetch_one(self.h())
-            .await?;
-        node(&row)
+    ) -> Result<Vec<NodeRow>> {
+        let mut out = Vec::with_capacity(nodes.len());
+        for batch in nodes.chunks(NODES_AT_ONCE) {
+            let rows: Vec<String> = (0..batch.len())
+                .map(|k| {
+                    let b = 5 + k * 6;
+                    format!(
+                        "($1, $2, $3, ${b}, ${}, ${}, ${}, ${}, ${}, 'unknown', $4, $4)",
+                        b + 1,
+                        b + 2,
+                        b + 3,
+                        b + 4,
+                        b + 5
+                    )
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO nodebalancer_nodes (config_id, nodebalancer_id, account_id, label, address, v4, port, \
+                 weight, mode, status, created, updated) VALUES {} RETURNING {NODE_COLS}",
+                rows.join(", ")
+            );
+            let mut q = query(sql).bind(config_id).bind(nodebalancer_id).bind(account_id).bind(now);
+            for f in batch {
+                q = q
+                    .bind(f.label.as_str())
+                    .bind(f.address.as_str())
+                    .bind(i64::from(f.v4))
+                    .bind(f.port)
+                    .bind(f.weight)
+                    .bind(f.mode.as_str());
+            }
+            // The order of returned rows is not promised: put them back in the order given (the
+            // labels of one config differ).
+            let mut by_label: HashMap<String, NodeRow> = HashMap::with_capacity(batch.len());
+            for row in q.fetch_all(self.h()).await? {
+                let n = node(&row)?;
+                by_label.insert(n.f.label.clone(), n);
+            }
+            for f in batch {
+                out.push(
+                    by_label.remove(&f.label).ok_or_else(|| Error::internal("an inserted node was not returned"))?,
+                );
+            }
+        }
+        Ok(out)
     }
 
     /// Writes a node's fields; a new address makes its health `unknown` until checked again.
@@ -201,8 +239,14 @@ impl Tx<'_> {
         node(&row)
     }
 
-    pub async fn nb_node_delete(&mut self, id: i64) -> Result<()> {
-        query("DELETE FROM nodebalancer_nodes WHERE id = $1").bind(id).execute(self.h()).await?;
+    /// Deletes nodes, [`NODES_AT_ONCE`] per statement (one statement for many, as for
+    /// [`Tx::nb_nodes_insert`]).
+    pub async fn nb_nodes_delete(&mut self, ids: &[i64]) -> Result<()> {
+        for batch in ids.chunks(NODES_AT_ONCE) {
+            let mut sql = Sql::new("DELETE FROM nodebalancer_nodes WHERE id IN ");
+            push_ids(&mut sql, batch);
+            sql.query().execute(self.h()).await?;
+        }
         Ok(())
     }
 

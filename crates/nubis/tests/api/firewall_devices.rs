@@ -131,6 +131,46 @@ async fn create_assigns_the_firewall_to_its_devices_all_or_nothing() {
     assert_eq!(api.get("/networking/firewalls").await.ok()["results"], 1, "nothing was created");
 }
 
+/// A firewall created with many devices writes them in one statement (up to 500 each), and their
+/// events in another: every device and its event is there, in the order given, and one refusal
+/// anywhere in the list creates nothing.
+#[tokio::test]
+async fn a_firewall_created_with_many_devices_has_each_in_its_place_with_its_event() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut ids = Vec::new();
+    for i in 0..150 {
+        ids.push(id(&instance(&api, &format!("many-{i}")).await));
+    }
+    let body = |label: &str, instances: &[i64]| json!({"label": label, "rules": rules_with(vec![]), "devices": {"instances": instances}});
+    let mut twice = ids.clone();
+    twice.push(ids[7]);
+    api.post("/networking/firewalls", body("many-bad", &twice)).await.expect_error(400, "devices.instances[150]");
+    assert_eq!(api.get("/networking/firewalls").await.ok()["results"], 0, "nothing was created");
+    assert!(!event_actions(&api).await.iter().any(|a| a.starts_with("firewall")));
+
+    let f = api.post("/networking/firewalls", body("many", &ids)).await.ok().clone();
+    let mut listed: Vec<(i64, String)> = Vec::new();
+    for page in 1..=2 {
+        let r = api.get(&format!("{}/devices?page={page}&page_size=100", fw_path(&f))).await.ok().clone();
+        let data = r["data"].as_array().unwrap();
+        listed.extend(data.iter().map(|d| (id(&d["entity"]), d["entity"]["label"].as_str().unwrap().to_string())));
+    }
+    let wanted: Vec<(i64, String)> = ids.iter().enumerate().map(|(k, i)| (*i, format!("many-{k}"))).collect();
+    assert_eq!(listed, wanted, "every device, in the order given, named by its instance");
+    let filter = json!({"action": "firewall_device_add"}).to_string();
+    let mut events: Vec<(i64, i64)> = Vec::new();
+    for page in 1..=2 {
+        let r = api.get_filtered(&format!("/account/events?page={page}&page_size=100"), &filter).await;
+        for e in r.ok()["data"].as_array().unwrap() {
+            assert_eq!(e["entity"]["id"], f["id"]);
+            events.push((id(e), e["secondary_entity"]["id"].as_str().unwrap().parse().unwrap()));
+        }
+    }
+    events.sort();
+    assert_eq!(events.into_iter().map(|(_, i)| i).collect::<Vec<_>>(), ids, "one event per device, in order");
+}
+
 #[tokio::test]
 async fn device_add_needs_a_valid_type_and_a_service_of_the_account() {
     let s = TestServer::start().await;

@@ -409,6 +409,136 @@ async fn rebuild_replaces_the_config_and_its_nodes() {
     assert!(now.iter().all(|n| n["id"] != gone));
 }
 
+/// How many events of `action` the account has.
+async fn events_of(api: &Api, action: &str) -> i64 {
+    let r = api.get_filtered("/account/events", &json!({"action": action}).to_string()).await;
+    r.ok()["results"].as_i64().unwrap()
+}
+
+/// Every node of a config, by id, read page by page.
+async fn all_nodes(api: &Api, path: &str) -> std::collections::BTreeMap<i64, Value> {
+    let mut out = std::collections::BTreeMap::new();
+    for page in 1.. {
+        let r = api.get(&format!("{path}?page={page}&page_size=500")).await.ok().clone();
+        for n in r["data"].as_array().unwrap() {
+            out.insert(id(n), n.clone());
+        }
+        if page >= r["pages"].as_i64().unwrap() {
+            break;
+        }
+    }
+    out
+}
+
+/// Many nodes in one request are written a few statements at a time (500 nodes each): every
+/// node and event is there, in its place, and a refusal anywhere in the list changes nothing.
+#[tokio::test]
+async fn a_balancer_a_rebuild_and_an_instance_delete_write_many_nodes_at_once() {
+    let s = lb_server().await;
+    let api = s.api();
+    let (iid, p) = backend_instance(&api, "us-east").await;
+    let node = |label: String, port: usize| json!({"label": label, "address": format!("{p}:{port}")});
+    let first: Vec<Value> = (0..600).map(|i| node(format!("first-{i}"), 1000 + i)).collect();
+    let nb = new_balancer(&api, json!({"region": "us-east", "configs": [{"port": 80, "nodes": first}]})).await;
+    let nb = id(&nb);
+    let cid = id(&api.get(&format!("/nodebalancers/{nb}/configs")).await.ok()["data"][0]);
+    let nodes = format!("/nodebalancers/{nb}/configs/{cid}/nodes");
+    let before = all_nodes(&api, &nodes).await;
+    assert_eq!(before.len(), 600);
+    let labels: std::collections::BTreeSet<String> =
+        before.values().map(|n| n["label"].as_str().unwrap().to_string()).collect();
+    assert_eq!(labels, (0..600).map(|i| format!("first-{i}")).collect());
+    assert!(
+        before
+            .values()
+            .all(|n| n["address"]
+                == format!("{p}:{}", 1000 + n["label"].as_str().unwrap()[6..].parse::<usize>().unwrap()))
+    );
+    assert_eq!(events_of(&api, "nodebalancer_node_create").await, 600);
+
+    // The first 300 are kept (every other one renamed and moved to a new port), the last 300
+    // deleted, and 700 created.
+    let ids: Vec<i64> = before.keys().copied().collect();
+    let mut list: Vec<Value> = ids[..300]
+        .iter()
+        .enumerate()
+        .map(|(k, nid)| match k % 2 {
+            0 => json!({"id": nid, "label": format!("moved-{k}"), "address": format!("{p}:{}", 5000 + k)}),
+            _ => json!({"id": nid}),
+        })
+        .collect();
+    list.extend((0..700).map(|i| node(format!("new-{i}"), 3000 + i)));
+    let rebuild = format!("/nodebalancers/{nb}/configs/{cid}/rebuild");
+    // One foreign address far down the list refuses the whole rebuild, named by its place.
+    let mut bad = list.clone();
+    bad[950] = json!({"label": "outside", "address": "192.168.250.9:80"});
+    api.post(&rebuild, json!({"nodes": bad})).await.expect_error(400, "nodes[950].address");
+    assert_eq!(all_nodes(&api, &nodes).await, before);
+    assert_eq!(events_of(&api, "nodebalancer_node_create").await, 600);
+    assert_eq!(events_of(&api, "nodebalancer_node_delete").await, 0);
+
+    api.post(&rebuild, json!({"nodes": list})).await.ok();
+    let after = all_nodes(&api, &nodes).await;
+    assert_eq!(after.len(), 1000);
+    for (k, nid) in ids.iter().enumerate() {
+        match (k, after.get(nid)) {
+            (0..300, Some(n)) if k % 2 == 0 => {
+                assert_eq!(
+                    (n["label"].as_str(), n["address"].as_str()),
+                    (Some(&*format!("moved-{k}")), Some(&*format!("{p}:{}", 5000 + k)))
+                )
+            }
+            (0..300, Some(n)) => assert_eq!(n, &before[nid]),
+            (300.., None) => {}
+            (_, n) => panic!("node {nid} (#{k}) after the rebuild: {n:?}"),
+        }
+    }
+    let created: std::collections::BTreeSet<String> = after
+        .values()
+        .filter_map(|n| n["label"].as_str().filter(|l| l.starts_with("new-")).map(str::to_string))
+        .collect();
+    assert_eq!(created, (0..700).map(|i| format!("new-{i}")).collect());
+    assert!(
+        after
+            .values()
+            .filter(|n| n["label"].as_str().unwrap().starts_with("new-"))
+            .all(|n| n["address"]
+                == format!("{p}:{}", 3000 + n["label"].as_str().unwrap()[4..].parse::<usize>().unwrap()))
+    );
+    assert_eq!(events_of(&api, "nodebalancer_node_create").await, 1300);
+    // Each create event names its node: the id and label of the node as it was created.
+    let filter = json!({"action": "nodebalancer_node_create"}).to_string();
+    let mut named = 0;
+    let mut new_in_order: Vec<(i64, String)> = Vec::new();
+    for page in 1..=3 {
+        let r = api.get_filtered(&format!("/account/events?page={page}&page_size=500"), &filter).await;
+        for e in r.ok()["data"].as_array().unwrap() {
+            let nid: i64 = e["secondary_entity"]["id"].as_str().unwrap().parse().unwrap();
+            let label = e["secondary_entity"]["label"].as_str().unwrap();
+            let now = after.get(&nid).or_else(|| before.get(&nid)).map(|n| n["label"].as_str().unwrap());
+            if label.starts_with("new-") || label.starts_with("first-") && now.is_some_and(|l| l.starts_with("first-"))
+            {
+                assert_eq!(now, Some(label), "event of node {nid}");
+                named += 1;
+            }
+            if label.starts_with("new-") {
+                new_in_order.push((id(e), label.to_string()));
+            }
+        }
+    }
+    assert_eq!(named, 700 + 300 + 150);
+    // The events follow the order of the nodes in the request.
+    new_in_order.sort();
+    let order: Vec<String> = new_in_order.into_iter().map(|(_, l)| l).collect();
+    assert_eq!(order, (0..700).map(|i| format!("new-{i}")).collect::<Vec<_>>());
+    assert_eq!(events_of(&api, "nodebalancer_node_delete").await, 300);
+    assert_eq!(events_of(&api, "nodebalancer_node_update").await, 150);
+
+    // The instance's delete removes its 1,000 nodes.
+    api.delete(&format!("/linode/instances/{iid}")).await.ok();
+    assert_eq!(api.get(&nodes).await.ok()["results"], 0);
+}
+
 #[tokio::test]
 async fn an_instance_that_is_a_back_end_lists_its_balancers_and_its_delete_removes_its_nodes() {
     let s = lb_server().await;
