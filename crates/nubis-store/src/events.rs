@@ -10,7 +10,9 @@ use crate::db::query;
 use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_is, push_kept_count, served, unserved};
+use crate::sql::{
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_is, push_kept_count, served, unserved,
+};
 use crate::{Store, Tx};
 
 /// Who is reading events: restricted users see only events about what they are granted and
@@ -206,25 +208,31 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Copies the events of one entity from one account into another (a service transfer
-    /// gives the receiver the history of what it received; the sender keeps its own copy).
-    /// Copies keep their times, statuses and texts; grants on them are the receiver's to give.
-    pub async fn events_copy_of_entity(&mut self, kind: &str, entity_id: i64, from: i64, to: i64) -> Result<u64> {
-        query(
-            "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
-             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, subject_user_id, completed) \
-             SELECT $4, action, created, entity_type, entity_id, entity_label, entity_url, \
-             secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
-             grant_kind, grant_id, NULL, completed FROM events \
-             WHERE account_id = $3 AND entity_type = $1 AND entity_id = $2 AND subject_user_id IS NULL ORDER BY id",
-        )
-        .bind(kind)
-        .bind(entity_id)
-        .bind(from)
-        .bind(to)
-        .execute(self.h())
-        .await
+    /// Copies the events of entities of one kind from one account into another (a service
+    /// transfer gives the receiver the history of what it received; the sender keeps its own
+    /// copy), [`EVENTS_AT_ONCE`] entities per statement, each statement's in the order they
+    /// happened. Copies keep their times, statuses and texts; grants on them are the receiver's
+    /// to give.
+    pub async fn events_copy_of_entities(&mut self, kind: &str, entity_ids: &[i64], from: i64, to: i64) -> Result<u64> {
+        let mut copied = 0;
+        for batch in entity_ids.chunks(EVENTS_AT_ONCE) {
+            let mut sql = Sql::new(
+                "INSERT INTO events (account_id, action, created, entity_type, entity_id, entity_label, entity_url, \
+                 secondary_type, secondary_id, secondary_label, secondary_url, status, username, message, \
+                 grant_kind, grant_id, subject_user_id, completed) SELECT ",
+            );
+            sql.bind(Val::I64(to)).push(
+                ", action, created, entity_type, entity_id, entity_label, entity_url, secondary_type, secondary_id, \
+                 secondary_label, secondary_url, status, username, message, grant_kind, grant_id, NULL, completed \
+                 FROM events WHERE account_id = ",
+            );
+            sql.bind(Val::I64(from)).push(" AND entity_type = ").bind(Val::Str(kind.to_string()));
+            sql.push(" AND subject_user_id IS NULL AND entity_id IN ");
+            push_ids(&mut sql, batch);
+            sql.push(" ORDER BY id");
+            copied += sql.query().execute(self.h()).await?;
+        }
+        Ok(copied)
     }
 
     /// Changes the status of an event (a `started` event of a long operation becomes `finished`).

@@ -74,6 +74,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(57, "keyed_groups", "0057_keyed_groups.sql"),
     migration!(58, "address_regions", "0058_address_regions.sql"),
     migration!(59, "vpc_address_regions", "0059_vpc_address_regions.sql"),
+    migration!(60, "change_notice_once", "0060_change_notice_once.sql"),
 ];
 
 impl Store {

@@ -20,6 +20,9 @@ use crate::sql::{
 };
 use crate::{Store, Tx};
 
+/// Instances moved per statement by [`Tx::instances_move`].
+const MOVED_AT_ONCE: usize = 500;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransferRow {
     pub id: i64,
@@ -363,27 +366,27 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
-    /// Moves an instance from account `from` to account `to` with its interfaces and addresses
-    /// (public and private IPv4, SLAAC and link-local IPv6). Returns false when the instance is
-    /// no longer `from`'s.
-    pub async fn instance_move(&mut self, id: i64, from: i64, to: i64, now: Timestamp) -> Result<bool> {
-        let n = query("UPDATE instances SET account_id = $3, updated = $4 WHERE id = $1 AND account_id = $2")
-            .bind(id)
-            .bind(from)
-            .bind(to)
-            .bind(now.to_string())
-            .execute(self.h())
-            .await?;
-        if n == 0 {
-            return Ok(false);
-        }
-        for sql in [
-            "UPDATE ip_addresses SET account_id = $2 WHERE instance_id = $1",
-            "UPDATE instance_interfaces SET account_id = $2 WHERE instance_id = $1",
-            "UPDATE ipv6_ranges SET account_id = $2 WHERE instance_id = $1",
-            "UPDATE ip_shares SET account_id = $2 WHERE instance_id = $1",
-        ] {
-            query(sql).bind(id).bind(to).execute(self.h()).await?;
+    /// Moves instances from account `from` to account `to` with their interfaces and addresses
+    /// (public and private IPv4, SLAAC and link-local IPv6), [`MOVED_AT_ONCE`] per statement:
+    /// each statement changes both accounts' kept counts, which a transaction changing them
+    /// again and again on PostgreSQL pays for in every version it wrote. Returns false when one
+    /// of them is no longer `from`'s (some may have moved: the caller rolls back).
+    pub async fn instances_move(&mut self, ids: &[i64], from: i64, to: i64, now: Timestamp) -> Result<bool> {
+        for batch in ids.chunks(MOVED_AT_ONCE) {
+            let distinct: std::collections::BTreeSet<&i64> = batch.iter().collect();
+            let mut sql = Sql::new("UPDATE instances SET account_id = ");
+            sql.bind(Val::I64(to)).push(", updated = ").bind(Val::Str(now.to_string()));
+            sql.push(" WHERE account_id = ").bind(Val::I64(from)).push(" AND id IN ");
+            push_ids(&mut sql, batch);
+            if sql.query().execute(self.h()).await? != distinct.len() as u64 {
+                return Ok(false);
+            }
+            for table in ["ip_addresses", "instance_interfaces", "ipv6_ranges", "ip_shares"] {
+                let mut sql = Sql::new(&format!("UPDATE {table} SET account_id = "));
+                sql.bind(Val::I64(to)).push(" WHERE instance_id IN ");
+                push_ids(&mut sql, batch);
+                sql.query().execute(self.h()).await?;
+            }
         }
         Ok(true)
     }

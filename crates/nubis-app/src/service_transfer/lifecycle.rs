@@ -80,14 +80,15 @@ impl App {
                         rows.push(i);
                     }
                     let status = if errors.is_empty() {
-                        for i in &rows {
-                            if !tx.instance_move(i.id, t.account_id, receiver, now).await? {
-                                return Err(Error::internal("instance changed account during completion"));
-                            }
-                            tx.grants_delete_entity(GrantKind::Instance, i.id).await?;
-                            billing_move(tx, i.id, receiver, now).await?;
-                            tx.events_copy_of_entity("instance", i.id, t.account_id, receiver).await?;
+                        let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
+                        if !tx.instances_move(&ids, t.account_id, receiver, now).await? {
+                            return Err(Error::internal("instance changed account during completion"));
                         }
+                        for id in &ids {
+                            tx.grants_delete_entity(GrantKind::Instance, *id).await?;
+                            billing_move(tx, *id, receiver, now).await?;
+                        }
+                        tx.events_copy_of_entities("instance", &ids, t.account_id, receiver).await?;
                         tx.transfer_end(t.id, TransferStatus::Completed, now).await?;
                         for e in [t.sender_event_id, t.receiver_event_id].into_iter().flatten() {
                             tx.event_set_status(e, "finished").await?;

@@ -1,0 +1,2 @@
+-- PostgreSQL only: SQLite's cache learns what a write touched from an update hook, a set of
+-- tables kept in memory (migration 17).
