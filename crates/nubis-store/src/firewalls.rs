@@ -262,9 +262,9 @@ impl Tx<'_> {
     }
 
     /// Assigns firewalls to services, [`DEVICES_AT_ONCE`] per statement (one statement for
-    /// many: the devices' kept counts and order fences are kept by statement triggers, whose
-    /// rows a transaction changing them again and again on PostgreSQL reads in every version it
-    /// wrote), returned in the order given; as [`Tx::firewall_device_insert`] for each.
+    /// many: the devices' kept counts and order fences are kept by statement triggers, which
+    /// then run once per batch), returned in the order given; as
+    /// [`Tx::firewall_device_insert`] for each.
     pub async fn firewall_devices_insert(&mut self, devices: &[NewDevice<'_>]) -> Result<Vec<DeviceRow>> {
         let mut out = Vec::with_capacity(devices.len());
         for batch in devices.chunks(DEVICES_AT_ONCE) {

@@ -368,9 +368,8 @@ impl Tx<'_> {
 
     /// Moves instances from account `from` to account `to` with their interfaces and addresses
     /// (public and private IPv4, SLAAC and link-local IPv6), [`MOVED_AT_ONCE`] per statement:
-    /// each statement changes both accounts' kept counts, which a transaction changing them
-    /// again and again on PostgreSQL pays for in every version it wrote. Returns false when one
-    /// of them is no longer `from`'s (some may have moved: the caller rolls back).
+    /// the statement triggers that keep both accounts' counts run once per batch. Returns false
+    /// when one of them is no longer `from`'s (some may have moved: the caller rolls back).
     pub async fn instances_move(&mut self, ids: &[i64], from: i64, to: i64, now: Timestamp) -> Result<bool> {
         for batch in ids.chunks(MOVED_AT_ONCE) {
             let distinct: std::collections::BTreeSet<&i64> = batch.iter().collect();
