@@ -96,7 +96,8 @@ pub(crate) async fn attach_device(
 
 /// Assigns firewall `f` (locked by the caller in this transaction) to many services at once,
 /// each `(kind, id, field)`, with their events: every refusal is gathered (a 400 on its field,
-/// a service named twice refused the second time), then the devices are written a few
+/// a service named twice refused the second time; the request allows one balancer at most),
+/// then the devices are written a few
 /// statements at a time. The firewall's own live-migration check is the caller's.
 pub(crate) async fn attach_devices(
     tx: &mut Tx<'_>,
@@ -109,16 +110,10 @@ pub(crate) async fn attach_devices(
     let mut ok = Vec::with_capacity(wanted.len());
     for (kind, id, field) in wanted {
         match attachable(tx, actor, f, *kind, *id, field).await {
-            Ok(label) if !seen.insert((*kind, *id)) => {
-                let name = format!("{} '{label}' ({id})", kind_text(*kind));
-                p.add(field.as_str(), format!("{name} is already assigned to this firewall"));
-            }
+            Ok(label) if !seen.insert((*kind, *id)) => p.add(field.as_str(), already_assigned(*kind, *id, &label)),
             Ok(label) => ok.push((*kind, *id, label)),
             Err(e) => p.absorb(Err(e))?,
         }
-    }
-    if ok.iter().filter(|(kind, ..)| *kind == DeviceType::Nodebalancer).count() > 1 {
-        p.add_general("A firewall can be assigned to at most one load balancer");
     }
     p.finish()?;
     insert_devices(tx, actor, f, &ok).await
@@ -159,9 +154,9 @@ async fn attachable(
                 .label
         }
     };
-    let name = format!("{} '{label}' ({entity_id})", kind_text(kind));
+    let name = service_name(kind, entity_id, &label);
     if tx.firewall_has_device(f.id, kind, entity_id).await? {
-        return Err(Error::invalid(field, format!("{name} is already assigned to this firewall")));
+        return Err(Error::invalid(field, already_assigned(kind, entity_id, &label)));
     }
     if kind == DeviceType::Nodebalancer
         && let Some(other) = tx.firewall_balancer(f.id).await?
@@ -183,6 +178,16 @@ async fn attachable(
         ));
     }
     Ok(label)
+}
+
+/// A service as refusals name it: `Instance 'web' (12)`.
+fn service_name(kind: DeviceType, entity_id: i64, label: &str) -> String {
+    format!("{} '{label}' ({entity_id})", kind_text(kind))
+}
+
+/// The refusal of a service the firewall already has.
+fn already_assigned(kind: DeviceType, entity_id: i64, label: &str) -> String {
+    format!("{} is already assigned to this firewall", service_name(kind, entity_id, label))
 }
 
 /// Writes the devices of `f` checked by [`attachable`], with their `firewall_device_add` events.

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use nubis_model::event::NewEvent;
 use nubis_model::filter::Filter;
 use nubis_model::nodebalancer::NodeBalancerNode;
 use nubis_model::page::{Page, PageRequest};
@@ -17,7 +18,6 @@ use super::validate::{self, NodeRequest};
 use super::{nb_event, node_entity, view};
 use crate::App;
 use crate::auth::{Actor, Op};
-use nubis_model::event::NewEvent;
 
 const LABEL_TAKEN: &str = "Label must be unique among the config's nodes";
 
