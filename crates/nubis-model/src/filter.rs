@@ -95,6 +95,20 @@ impl Filter {
         self.cond.as_ref().is_none_or(|c| c.matches(record))
     }
 
+    /// The same filter for a list where every record holds `value` at `path`: each condition on
+    /// the field is decided (an empty `+and` when it holds, an empty `+or` when not) and the
+    /// parts it decides are folded away; a condition left always true is none. The order by the
+    /// field stays (its ties still run in its direction).
+    pub fn assume(&self, path: &str, value: &Value) -> Filter {
+        let cond = self.cond.as_ref().map(|c| c.assume(path, value)).filter(|c| *c != Cond::And(Vec::new()));
+        Filter { cond, ..self.clone() }
+    }
+
+    /// Whether no record can match (a condition decided false by [`Filter::assume`]).
+    pub fn matches_none(&self) -> bool {
+        self.cond == Some(Cond::Or(Vec::new()))
+    }
+
     /// Orders records by `+order_by` (stable, so ties keep their natural order).
     pub fn sort(&self, records: &mut [Value]) {
         if let Some(path) = &self.order_by {
@@ -222,6 +236,40 @@ impl Parser<'_> {
 }
 
 impl Cond {
+    /// [`Filter::assume`] for one condition: `And([])` always holds, `Or([])` never does.
+    fn assume(&self, path: &str, value: &Value) -> Cond {
+        let always = || Cond::And(Vec::new());
+        let never = || Cond::Or(Vec::new());
+        match self {
+            Cond::Field { path: p, .. } if p == path => {
+                let record = path
+                    .rsplit('.')
+                    .fold(value.clone(), |inner, part| Value::Object(Map::from_iter([(part.to_string(), inner)])));
+                if self.matches(&record) { always() } else { never() }
+            }
+            Cond::Field { .. } => self.clone(),
+            Cond::And(parts) | Cond::Or(parts) => {
+                let and = matches!(self, Cond::And(_));
+                let (absorbing, neutral) = if and { (never(), always()) } else { (always(), never()) };
+                let mut kept = Vec::new();
+                for part in parts.iter().map(|p| p.assume(path, value)) {
+                    if part == absorbing {
+                        return absorbing;
+                    }
+                    if part != neutral {
+                        kept.push(part);
+                    }
+                }
+                match kept.len() {
+                    0 => neutral,
+                    1 => kept.remove(0),
+                    _ if and => Cond::And(kept),
+                    _ => Cond::Or(kept),
+                }
+            }
+        }
+    }
+
     pub fn matches(&self, record: &Value) -> bool {
         match self {
             Cond::And(v) => v.iter().all(|c| c.matches(record)),
@@ -350,6 +398,28 @@ mod tests {
         assert_eq!(ids(&f), vec![3, 1, 2]);
         let f = Filter::parse(r#"{"+order_by":"region"}"#, F).unwrap();
         assert_eq!(ids(&f), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn assumed_fields_are_decided_and_folded_away() {
+        let parse = |t: &str| Filter::parse(t, F).unwrap();
+        let assumed = |t: &str| parse(t).assume("region", &json!("us-west"));
+        // Decided true: no condition left, the order kept.
+        let f = assumed(r#"{"region": "us-west", "+order_by": "region", "+order": "desc"}"#);
+        assert_eq!((f.cond, f.order_by.as_deref(), f.order), (None, Some("region"), Order::Desc));
+        assert!(assumed(r#"{"region": {"+neq": "us-east"}}"#).cond.is_none());
+        // Decided false: nothing matches, whatever else the filter says.
+        assert!(assumed(r#"{"region": "us-east", "id": 1}"#).matches_none());
+        assert!(assumed(r#"{"+or": [{"region": "us-east"}, {"region": {"+contains": "east"}}]}"#).matches_none());
+        // The other conditions stay, what the field decides is folded away.
+        assert_eq!(assumed(r#"{"region": "us-west", "id": 1}"#).cond, parse(r#"{"id": 1}"#).cond);
+        assert_eq!(assumed(r#"{"+or": [{"region": "us-east"}, {"id": 2}]}"#).cond, parse(r#"{"id": 2}"#).cond);
+        assert!(assumed(r#"{"+or": [{"region": "us-west"}, {"id": 2}]}"#).cond.is_none());
+        assert!(!assumed(r#"{"id": 2}"#).matches_none());
+        // A nested field.
+        let f = parse(r#"{"entity.type": "vpc", "id": 3}"#).assume("entity.type", &json!("vpc"));
+        assert_eq!(f.cond, parse(r#"{"id": 3}"#).cond);
+        assert!(parse(r#"{"entity.type": "vpc"}"#).assume("entity.type", &json!("instance")).matches_none());
     }
 
     #[test]

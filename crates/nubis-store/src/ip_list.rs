@@ -2,16 +2,18 @@
 //! IPv6 ranges in one page, paged, filtered and counted in SQL over a union of the two tables.
 
 use nubis_model::Result;
-use nubis_model::filter::Filter;
+use nubis_model::filter::{Filter, Order};
+use serde_json::Value;
 
 use crate::Store;
+use crate::fences::Rows;
 use crate::ips::IpRow;
 use crate::pages::LOCATE_FROM;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, served_apart,
-    unserved_apart,
+    ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, push_window,
+    served_apart, unserved_apart,
 };
 
 /// What the list's derived fields are computed from.
@@ -41,10 +43,27 @@ const COLS: &[Column] = &[
 
 /// The fields an index serves in a condition: the account and the address (migration 36), the
 /// instance (migration 3), the account and the region (migration 58); the ranges are a few per
-/// account, read whole.
+/// account, read whole. Every entry is public: a condition on `public` is decided before
+/// ([`Filter::assume`]).
 const FILTERED: &[&str] = &["address", "instance_id", "region"];
-/// The fields an index serves in an order: the account and the address.
-const ORDERED: &[&str] = &["address"];
+/// The fields an index serves in an order: those of [`FENCED`], and `public`, the same for every
+/// entry (the list's own order, in the order's direction).
+const ORDERED: &[&str] = &["address", "region", "instance_id", "public"];
+
+/// An order of the whole list that its public addresses keep fences for (migration 61): the
+/// field, its column in the addresses (with an index on the account, it and the id, of the
+/// public ones) and in the ranges.
+struct Fenced {
+    path: &'static str,
+    address: &'static str,
+    range: &'static str,
+}
+
+const FENCED: &[Fenced] = &[
+    Fenced { path: "address", address: "a.address", range: "r.range_start" },
+    Fenced { path: "region", address: "a.region", range: "r.region" },
+    Fenced { path: "instance_id", address: "a.instance_id", range: "r.instance_id" },
+];
 
 /// `FROM (<addresses> UNION ALL <ranges>) x WHERE <visible>`.
 fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
@@ -92,6 +111,11 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<IpListed>, u64)> {
+        // Every entry is public: a condition on it holds or fails for all.
+        let filter = &filter.assume("public", &Value::Bool(true));
+        if filter.matches_none() {
+            return Ok((Vec::new(), 0));
+        }
         if grant_user.is_none() && !served_apart(filter, FILTERED, ORDERED) {
             let n = self.kept_count(account_id, "public_ips").await?;
             if n > SCAN_BUDGET {
@@ -107,13 +131,20 @@ impl Store {
             push_kept_count(&mut count, account_id, "public_ips");
             count.push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
             let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
-            Some((row.i64("ips")?, row.i64("ranges")?))
+            Some((row.i64("ips")?.max(0) as u64, row.i64("ranges")?.max(0) as u64))
         } else {
             None
         };
-        let keys = match counted {
-            Some((ips, _)) if filter.order_by.is_none() => {
-                self.ips_window(account_id, ips.max(0) as u64, offset, page_size).await?
+        let desc = filter.order == Order::Desc;
+        let by = filter.order_by.as_deref();
+        let keys = match (counted, by) {
+            (Some((ips, ranges)), None | Some("public")) => {
+                let desc = by.is_some() && desc;
+                self.ips_window(account_id, (ips, ranges), offset, page_size, desc).await?
+            }
+            (Some(counts), Some(path)) if FENCED.iter().any(|f| f.path == path) => {
+                let field = FENCED.iter().find(|f| f.path == path).unwrap_or(&FENCED[0]);
+                self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?
             }
             _ => {
                 let mut sql = Sql::new("SELECT x.src, x.id");
@@ -127,7 +158,7 @@ impl Store {
         };
 
         let total = if let Some((ips, ranges)) = counted {
-            (ips + ranges).max(0) as u64
+            ips + ranges
         } else if !keys.is_empty() && (keys.len() as u64) < page_size {
             offset + keys.len() as u64
         } else if keys.is_empty() && page <= 1 {
@@ -153,39 +184,118 @@ impl Store {
         Ok((listed, total))
     }
 
-    /// The keys of one page of the whole list in its own order: the public addresses (`ips` of
-    /// them) by id, then the ranges by id. Each part is read by its own index, a deep page of
-    /// addresses located by their block counts, so the page costs its rows.
-    async fn ips_window(&self, account_id: i64, ips: u64, offset: u64, page_size: u64) -> Result<Vec<(i64, i64)>> {
+    /// The keys of one page of the whole list in its own order (`desc`: reversed): the public
+    /// addresses (`counts.0` of them) by id, then the ranges (`counts.1`) by id. Each part is read
+    /// by its own index, a deep page of addresses located by their block counts, so the page
+    /// costs its rows.
+    async fn ips_window(
+        &self,
+        account_id: i64,
+        counts: (u64, u64),
+        offset: u64,
+        page_size: u64,
+        desc: bool,
+    ) -> Result<Vec<(i64, i64)>> {
+        let dir = if desc { "DESC" } else { "ASC" };
+        // The two parts in the page's order: (source, rows).
+        let parts = if desc { [(1, counts.1), (0, counts.0)] } else { [(0, counts.0), (1, counts.1)] };
         let mut keys = Vec::new();
-        if offset < ips {
-            let located =
-                if offset >= LOCATE_FROM { self.locate("public_ips", account_id, offset, false).await? } else { None };
-            let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
-            sql.bind(Val::I64(account_id));
-            if let Some(at) = located {
-                at.push_start(&mut sql, "a.id", false);
-                sql.push(" ORDER BY a.id");
-                at.push_window(&mut sql, page_size);
+        let mut before = 0;
+        for (src, n) in parts {
+            let wanted = page_size.saturating_sub(keys.len() as u64);
+            let skip = (offset + keys.len() as u64).saturating_sub(before);
+            before += n;
+            if wanted == 0 || skip >= n {
+                continue;
+            }
+            let sql = if src == 0 {
+                let located =
+                    if skip >= LOCATE_FROM { self.locate("public_ips", account_id, skip, desc).await? } else { None };
+                let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
+                sql.bind(Val::I64(account_id));
+                match located {
+                    Some(at) => {
+                        at.push_start(&mut sql, "a.id", desc);
+                        sql.push(&format!(" ORDER BY a.id {dir}"));
+                        at.push_window(&mut sql, wanted);
+                    }
+                    None => {
+                        sql.push(&format!(" ORDER BY a.id {dir}"));
+                        push_window(&mut sql, skip, wanted);
+                    }
+                }
+                sql
             } else {
-                sql.push(" ORDER BY a.id");
-                push_page(&mut sql, offset / page_size.max(1) + 1, page_size);
-            }
+                let mut sql = Sql::new("SELECT r.id FROM ipv6_ranges r WHERE r.account_id = ");
+                sql.bind(Val::I64(account_id)).push(&format!(" ORDER BY r.id {dir}"));
+                push_window(&mut sql, skip, wanted);
+                sql
+            };
             for r in sql.query().fetch_all(self.r()).await? {
-                keys.push((0, r.i64("id")?));
-            }
-        }
-        let wanted = page_size.saturating_sub(keys.len() as u64);
-        if wanted > 0 && offset + keys.len() as u64 >= ips {
-            let skip = offset.saturating_sub(ips);
-            let mut sql = Sql::new("SELECT r.id FROM ipv6_ranges r WHERE r.account_id = ");
-            sql.bind(Val::I64(account_id)).push(" ORDER BY r.id LIMIT ").bind(Val::I64(wanted as i64));
-            sql.push(" OFFSET ").bind(Val::I64(skip.min(i64::MAX as u64) as i64));
-            for r in sql.query().fetch_all(self.r()).await? {
-                keys.push((1, r.i64("id")?));
+                keys.push((src, r.i64("id")?));
             }
         }
         Ok(keys)
+    }
+
+    /// The keys of one page of the whole list in the order of `field`: a window of the public
+    /// addresses in that order merged with every range (at most one per region).
+    ///
+    /// Of the entries before the page, at most `ranges` are ranges, so its rows are among the
+    /// addresses from position `offset - ranges` on, `page_size + ranges` of them (the window,
+    /// started at the field's fences past [`LOCATE_FROM`]). The database sorts the window and
+    /// the ranges together, in the order (and the collation) the whole list is sorted in. The
+    /// entries it puts before the window's first address are exactly the ranges before it, so
+    /// the merged row `j` is the list's row `start + j`, up to the window's last address, which
+    /// is past the page.
+    async fn ips_ordered_window(
+        &self,
+        account_id: i64,
+        field: &Fenced,
+        (ips, ranges): (u64, u64),
+        offset: u64,
+        page_size: u64,
+        desc: bool,
+    ) -> Result<Vec<(i64, i64)>> {
+        let dir = if desc { "DESC" } else { "ASC" };
+        let start = offset.saturating_sub(ranges);
+        let n = page_size.saturating_add(ranges);
+        let located = if start >= LOCATE_FROM && start < ips {
+            self.locate_ordered(&format!("public_ips.{}", field.path), account_id, start, desc).await?
+        } else {
+            None
+        };
+        let mut sql = Sql::new(&format!(
+            "SELECT x.src, x.id FROM (SELECT * FROM (SELECT 0 AS src, a.id, {} AS k FROM ip_addresses a \
+             WHERE a.account_id = ",
+            field.address
+        ));
+        sql.bind(Val::I64(account_id)).push(" AND a.public");
+        match located {
+            Some(at) => {
+                let rows = Rows {
+                    from: "FROM ip_addresses a",
+                    scope: "a.account_id",
+                    and: " AND a.public",
+                    scope_id: account_id,
+                    backend: self.backend(),
+                };
+                at.push_page(&mut sql, &rows, field.address, "a.id", n);
+            }
+            None => {
+                sql.push(&format!(" ORDER BY {} {dir}, a.id {dir}", field.address));
+                push_window(&mut sql, start, n);
+            }
+        }
+        sql.push(&format!(
+            ") w UNION ALL SELECT 1 AS src, r.id, {} AS k FROM ipv6_ranges r WHERE r.account_id = ",
+            field.range
+        ));
+        sql.bind(Val::I64(account_id));
+        sql.push(&format!(") x ORDER BY x.k {dir}, x.src {dir}, x.id {dir}"));
+        let merged = sql.query().fetch_all(self.r()).await?;
+        let skip = (offset - start) as usize;
+        merged.iter().skip(skip).take(page_size as usize).map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect()
     }
 
     /// Some addresses by id.

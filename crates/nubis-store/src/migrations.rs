@@ -75,6 +75,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(58, "address_regions", "0058_address_regions.sql"),
     migration!(59, "vpc_address_regions", "0059_vpc_address_regions.sql"),
     migration!(60, "change_notice_once", "0060_change_notice_once.sql"),
+    migration!(61, "address_orders", "0061_address_orders.sql"),
+    migration!(62, "interface_active", "0062_interface_active.sql"),
 ];
 
 impl Store {

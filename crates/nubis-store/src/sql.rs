@@ -66,6 +66,9 @@ pub(crate) enum ColKind {
     /// `COALESCE(column, '')` like [`ColKind::IntOrNull`]. The empty string is no real value.
     TextOrNull,
     Bool,
+    /// A flag kept as 0 or 1 in an integer column on both engines, shown as false or true:
+    /// filtered as `column = 0|1` and ordered by the column, which an index on it serves.
+    Flag,
     /// A list of strings kept as a JSON array in a TEXT column (`tags`): equality means "holds
     /// this element", `+neq` "does not hold it", `+contains` "an element contains this text".
     /// Each element is also a row of `list_tags` (migration 37) under `list` for the record `id`
@@ -296,7 +299,8 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
         (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
-        (ColKind::Bool, _) => Err(bad(format!("'{path}' needs true or false"))),
+        (ColKind::Flag, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::I64(i64::from(*b))),
+        (ColKind::Bool | ColKind::Flag, _) => Err(bad(format!("'{path}' needs true or false"))),
         (ColKind::Tags { .. }, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {
             Ok(Val::Str(s.clone()))
         }

@@ -228,11 +228,6 @@ const VPC_LIST: Listing<'static> = Listing {
     also_filtered: &[],
 };
 
-/// Whether an interface is active: its instance is powered on (as `Status::is_powered`) with the
-/// interface's configuration profile (a Linode interface has none).
-const POWERED: &str = "(i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
-                       AND (f.config_id IS NULL OR f.config_id = i.boot_config_id))";
-
 /// A VPC interface with its subnet and whether its instance is powered on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VpcInterface {
@@ -247,8 +242,7 @@ fn vpc_interface(r: &Row) -> Result<VpcInterface> {
 const VPC_IP_SELECT: &str = "SELECT f.id, f.instance_id, f.account_id, f.region, f.config_id, f.position, f.purpose, \
      f.is_primary, f.label, f.ipam_address, f.vpc_id, f.subnet_id, f.vpc_ipv4, f.nat_1_1, f.default_ipv4, f.default_ipv6, \
      f.version, f.created, f.updated, f.vpc_ipv6_range, f.vpc_ipv6_address, f.vpc_ipv6_ranges, f.vpc_ipv6_public, \
-     CASE WHEN i.status IN ('booting', 'running', 'shutting_down', 'rebooting') \
-     AND (f.config_id IS NULL OR f.config_id = i.boot_config_id) THEN 1 ELSE 0 END AS is_active \
+     f.active AS is_active \
      FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id JOIN vpc_subnets s ON s.id = f.subnet_id";
 
 const VPC_IP_LIST: Listing<'static> = Listing {
@@ -257,7 +251,9 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     scope: "f.account_id",
     and: " AND f.purpose = 'vpc'",
     cols: &[
-        Column { path: "active", expr: POWERED, kind: ColKind::Bool },
+        // Whether the interface's instance is powered on with the interface's profile (a Linode
+        // interface has none), kept on the interface by triggers (migration 62).
+        Column { path: "active", expr: "f.active", kind: ColKind::Flag },
         Column { path: "config_id", expr: "f.config_id", kind: ColKind::Int },
         Column { path: "instance_id", expr: "f.instance_id", kind: ColKind::Int },
         Column { path: "region", expr: "f.region", kind: ColKind::Text },
@@ -266,7 +262,7 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     ],
     order: "f.id",
     kept_count: Some("vpc_interfaces"),
-    indexed: &["vpc_id", "subnet_id", "instance_id"],
+    indexed: &["vpc_id", "subnet_id", "instance_id", "active"],
     // The region through migration 59's indexes, the configuration through its own (a few
     // interfaces each); no order fences are kept for either.
     also_filtered: &["region", "config_id"],
