@@ -137,13 +137,13 @@ impl Store {
         };
         let desc = filter.order == Order::Desc;
         let by = filter.order_by.as_deref();
-        let keys = match (counted, by) {
-            (Some((ips, ranges)), None | Some("public")) => {
+        let fenced = by.and_then(|path| FENCED.iter().find(|f| f.path == path));
+        let keys = match (counted, by, fenced) {
+            (Some(counts), None | Some("public"), _) => {
                 let desc = by.is_some() && desc;
-                self.ips_window(account_id, (ips, ranges), offset, page_size, desc).await?
+                self.ips_window(account_id, counts, offset, page_size, desc).await?
             }
-            (Some(counts), Some(path)) if FENCED.iter().any(|f| f.path == path) => {
-                let field = FENCED.iter().find(|f| f.path == path).unwrap_or(&FENCED[0]);
+            (Some(counts), _, Some(field)) => {
                 self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?
             }
             _ => {
