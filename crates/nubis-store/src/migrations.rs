@@ -77,6 +77,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(60, "change_notice_once", "0060_change_notice_once.sql"),
     migration!(61, "address_orders", "0061_address_orders.sql"),
     migration!(62, "interface_active", "0062_interface_active.sql"),
+    migration!(63, "vpc_address_orders", "0063_vpc_address_orders.sql"),
 ];
 
 impl Store {

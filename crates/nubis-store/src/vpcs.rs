@@ -254,7 +254,8 @@ const VPC_IP_LIST: Listing<'static> = Listing {
         // Whether the interface's instance is powered on with the interface's profile (a Linode
         // interface has none), kept on the interface by triggers (migration 62).
         Column { path: "active", expr: "f.active", kind: ColKind::Flag },
-        Column { path: "config_id", expr: "f.config_id", kind: ColKind::Int },
+        // A Linode interface has no profile: NULL, ordered as 0 (migration 63's index and fences).
+        Column { path: "config_id", expr: "f.config_id", kind: ColKind::IntOrNull },
         Column { path: "instance_id", expr: "f.instance_id", kind: ColKind::Int },
         Column { path: "region", expr: "f.region", kind: ColKind::Text },
         Column { path: "vpc_id", expr: "f.vpc_id", kind: ColKind::Int },
@@ -262,10 +263,10 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     ],
     order: "f.id",
     kept_count: Some("vpc_interfaces"),
-    indexed: &["vpc_id", "subnet_id", "instance_id", "active"],
-    // The region through migration 59's indexes, the configuration through its own (a few
-    // interfaces each); no order fences are kept for either.
-    also_filtered: &["region", "config_id"],
+    // Each with an index per list and order fences (migrations 52, 54, 62 and 63); a filter by
+    // the profile reads the index on the profile (migration 22), a few interfaces each.
+    indexed: &["vpc_id", "subnet_id", "instance_id", "active", "region", "config_id"],
+    also_filtered: &[],
 };
 
 /// The tables [`Store::vpc_parts`] reads.

@@ -19,8 +19,9 @@ fn ids(page: &Value) -> Vec<i64> {
 
 /// What tells the records of a page apart: their ids, or what stands for one in lists without
 /// (a transfer's token, a history entry's id or version, an address, a maintenance window's
-/// reason, unique in the tests that compare them, a VPC interface's id), else the region and
-/// label (a VLAN).
+/// reason, unique in the tests that compare them, a VPC interface's id: every one of these a
+/// record has, so that copies of one VPC address are told apart by their interfaces), else the
+/// region and label (a VLAN).
 fn keys(page: &Value) -> Vec<String> {
     let key = |v: &Value| {
         let found = [
@@ -32,10 +33,8 @@ fn keys(page: &Value) -> Vec<String> {
             &v["reason"],
             &v["interface_id"],
         ];
-        found
-            .into_iter()
-            .find(|k| !k.is_null())
-            .map_or_else(|| format!("{}/{}", v["region"], v["label"]), Value::to_string)
+        let found: Vec<String> = found.into_iter().filter(|k| !k.is_null()).map(Value::to_string).collect();
+        if found.is_empty() { format!("{}/{}", v["region"], v["label"]) } else { found.join("/") }
     };
     page["data"].as_array().unwrap().iter().map(key).collect()
 }
@@ -498,7 +497,8 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
 }
 
 #[tokio::test]
-async fn the_vpc_address_lists_past_the_budget_are_filtered_by_region_and_configuration_and_refuse_the_rest() {
+async fn the_vpc_address_lists_past_the_budget_are_filtered_and_ordered_by_region_and_configuration_and_refuse_the_rest()
+ {
     let s = TestServer::start().await;
     let api = s.api();
     // A VPC in each of two regions, each with an instance on its subnet.
@@ -546,8 +546,28 @@ async fn the_vpc_address_lists_past_the_budget_are_filtered_by_region_and_config
         assert_eq!(rows.len(), 100, "{path}");
         assert!(rows.iter().all(|e| e["region"] == "us-east" && e["vpc_id"] == east_vpc), "{path}");
     }
+    // Ordered by region and by profile (migration 63): a sorted deep page with the list's count.
+    for (path, n) in [
+        ("/vpcs/ipv6s".to_string(), db_scalar(&s, &of("vpc_ipv6_range IS NOT NULL")).await),
+        (format!("/vpcs/{east_vpc}/ips"), east),
+    ] {
+        for field in ["region", "config_id"] {
+            let order = format!(r#"{{"+order_by": "{field}", "+order": "desc"}}"#);
+            let page = api.get_filtered(&format!("{path}?page=30&page_size=100"), &order).await.ok().clone();
+            assert_eq!(page["results"], n, "{path} {field}");
+            // The field's value: a region's text, or a profile's id (none as 0).
+            let keys: Vec<(Option<&str>, i64)> = page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e[field].as_str(), e[field].as_i64().unwrap_or(0)))
+                .collect();
+            assert_eq!(keys.len(), 100, "{path} {field}");
+            assert!(keys.windows(2).all(|w| w[0] >= w[1]), "{path} {field}: {keys:?}");
+        }
+    }
     // What no index serves is still refused, naming X-Filter and what is served.
-    for f in [r#"{"+order_by": "region"}"#, r#"{"+order_by": "config_id"}"#, r#"{"region": {"+neq": "us-east"}}"#] {
+    for f in [r#"{"region": {"+neq": "us-east"}}"#, r#"{"config_id": {"+neq": 1}}"#] {
         for path in ["/vpcs/ips".to_string(), format!("/vpcs/{east_vpc}/ips")] {
             let r = api.get_filtered(&path, f).await;
             assert_eq!(r.status, 400, "{path} {f}: {}", r.body);
@@ -555,8 +575,8 @@ async fn the_vpc_address_lists_past_the_budget_are_filtered_by_region_and_config
             let reason = r.body["errors"][0]["reason"].as_str().unwrap();
             assert!(
                 reason.contains(
-                    "on one of: id, vpc_id, subnet_id, instance_id, active, region, config_id; \
-                     order by one of: id, vpc_id, subnet_id, instance_id, active"
+                    "filter for equality or a range on, or order by, one of: \
+                     id, vpc_id, subnet_id, instance_id, active, region, config_id"
                 ),
                 "{reason}"
             );
@@ -1482,6 +1502,71 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
     let on_subnet =
         format!("SELECT COUNT(*) FROM instance_interfaces WHERE purpose = 'vpc' AND subnet_id = {second_subnet}");
     assert_eq!(moved.ok()["results"], db_scalar(&s, &on_subnet).await);
+}
+
+/// The four VPC address lists in the orders of region and profile (migration 63): deep pages
+/// located by their fences are the pages skipping finds, in both directions, as interfaces go,
+/// lose their profile (a Linode interface has none: ordered as 0) and move to another VPC.
+#[tokio::test]
+async fn deep_vpc_address_pages_by_region_and_profile_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    // A VPC in each of three regions, each with an instance on its subnet.
+    let mut vpcs = Vec::new();
+    for (n, region) in ["us-west", "eu-west", "us-east"].into_iter().enumerate() {
+        let subnets = json!([{"label": "six", "ipv4": format!("10.{n}.0.0/24"), "ipv6": [{}]}]);
+        let v =
+            api.post("/vpcs", json!({"label": format!("at-{n}"), "region": region, "ipv6": [{}], "subnets": subnets}));
+        let v = v.await.ok().clone();
+        let subnet = v["subnets"][0]["id"].as_i64().unwrap();
+        let iface = json!({"purpose": "vpc", "subnet_id": subnet, "ipv6": {"is_public": false}});
+        let body = json!({"region": region, "type": "g6-nanode-1", "label": format!("vm-{n}"), "booted": false,
+                          "interfaces": [iface]});
+        api.post("/compute/instances", body).await.ok();
+        vpcs.push((v["id"].as_i64().unwrap(), subnet));
+    }
+    // 1,500 copies of each interface (one in five without IPv6), one in eleven without a
+    // profile.
+    copy_vpc_interfaces(&s, "purpose = 'vpc'", 1_500).await;
+    db_exec(&s, "UPDATE instance_interfaces SET config_id = NULL WHERE position % 11 = 5").await;
+    let lists = |vpc: i64| {
+        ["/vpcs/ips".to_string(), "/vpcs/ipv6s".to_string(), format!("/vpcs/{vpc}/ips"), format!("/vpcs/{vpc}/ipv6s")]
+    };
+    let kinds = ["vpc_interfaces", "vpc_ipv6_interfaces", "vpc_interfaces_of_vpc", "vpc_ipv6_interfaces_of_vpc"];
+    for kind in kinds {
+        for field in ["region", "config_id"] {
+            fences_placed(&s, &format!("{kind}.{field}")).await;
+        }
+    }
+    let every = r#""instance_id": {"+gte": 0}"#;
+    let (first, _) = vpcs[0];
+    for path in lists(first) {
+        order_pages_agree(&s, &path, "region", 300, every).await;
+        order_pages_agree(&s, &path, "config_id", 300, every).await;
+    }
+    // The rows without a profile come first in its order, and show it as null.
+    let page = api.get_filtered("/vpcs/ips?page_size=25", r#"{"+order_by": "config_id"}"#).await.ok().clone();
+    assert!(page["data"].as_array().unwrap().iter().all(|e| e["config_id"].is_null()), "{page}");
+
+    // Interfaces go, more lose their profile, and some of the first VPC's move to the third
+    // (and its region).
+    let (third, third_subnet) = vpcs[2];
+    db_exec(&s, "DELETE FROM instance_interfaces WHERE position % 9 = 4").await;
+    db_exec(&s, "UPDATE instance_interfaces SET config_id = NULL WHERE position % 13 = 6").await;
+    db_exec(
+        &s,
+        &format!(
+            "UPDATE instance_interfaces SET vpc_id = {third}, subnet_id = {third_subnet}, region = 'us-east' \
+             WHERE vpc_id = {first} AND position % 4 = 1"
+        ),
+    )
+    .await;
+    for vpc in [first, third] {
+        for path in lists(vpc) {
+            order_pages_agree(&s, &path, "region", 250, every).await;
+            order_pages_agree(&s, &path, "config_id", 250, every).await;
+        }
+    }
 }
 
 /// Whether a VPC address is active follows its instance's power in the same transaction
