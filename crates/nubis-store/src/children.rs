@@ -26,7 +26,7 @@ const CHILD_LIST: Listing<'static> = Listing {
     ],
     order: "id",
     kept_count: Some("child_accounts"),
-    indexed: &["euuid", "company", "email"],
+    indexed: &["euuid", "company", "email", "first_name", "last_name"],
     also_filtered: &[],
 };
 

@@ -173,7 +173,7 @@ const CONFIG_LIST: Listing<'static> = Listing {
     ],
     order: "c.id",
     kept_count: Some("instance_configs"),
-    indexed: &["label"],
+    indexed: &["label", "kernel", "created", "updated"],
     also_filtered: &[],
 };
 

@@ -152,7 +152,7 @@ const DISK_LIST: Listing<'static> = Listing {
     ],
     order: "d.id",
     kept_count: Some("instance_disks"),
-    indexed: &["label"],
+    indexed: &["label", "size", "filesystem", "status", "created", "updated"],
     also_filtered: &[],
 };
 

@@ -78,6 +78,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(61, "address_orders", "0061_address_orders.sql"),
     migration!(62, "interface_active", "0062_interface_active.sql"),
     migration!(63, "vpc_address_orders", "0063_vpc_address_orders.sql"),
+    migration!(64, "more_fields", "0064_more_fields.sql"),
 ];
 
 impl Store {

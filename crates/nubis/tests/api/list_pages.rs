@@ -1504,6 +1504,130 @@ async fn deep_vpc_address_pages_in_a_fields_order_hold_the_rows_that_skipping_fi
     assert_eq!(moved.ok()["results"], db_scalar(&s, &on_subnet).await);
 }
 
+/// A timestamp that varies with the copy's number `n.i` (months 1-9, days 10-19), valid on both
+/// engines.
+const VARIED_TIME: &str = "'2026-0' || CAST(1 + n.i % 9 AS TEXT) || '-1' || CAST(n.i % 10 AS TEXT) || 'T00:00:00'";
+
+/// More lists in more of their fields' orders (migration 64): an instance's disks and
+/// configuration profiles, child accounts, users and OAuth clients, each past 5,000 records.
+/// Every page of each order, both directions, located by its fences, is the page skipping finds,
+/// before and after rows go and change; a filter on each disk field is served with its count.
+#[tokio::test]
+async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields_orders_hold_the_rows_that_skipping_finds()
+ {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (user, account) = owner(&s).await;
+    let inst = crate::instances::create_instance(&api, "us-east", json!({})).await["id"].as_i64().unwrap();
+    let one = |table: &str| format!("SELECT * FROM {table} WHERE instance_id = {inst} ORDER BY id LIMIT 1");
+
+    // 5,200 disks of one instance: past the budget.
+    let cols = "instance_id, label, size, filesystem, status, image, authorized_keys, created, updated";
+    let exprs = format!(
+        "t.instance_id, 'd' || CAST(n.i AS TEXT), 1 + n.i % 37, CASE n.i % 3 WHEN 0 THEN 'ext4' WHEN 1 THEN 'raw' \
+         ELSE 'swap' END, CASE WHEN n.i % 4 = 0 THEN 'not ready' ELSE 'ready' END, t.image, t.authorized_keys, \
+         {VARIED_TIME}, {}",
+        VARIED_TIME.replace("n.i % 9", "n.i % 7")
+    );
+    db_exec(&s, &copies(&s, "instance_disks", cols, &exprs, &one("instance_disks"), 5_200)).await;
+    // 5,200 profiles of it.
+    let cols = "instance_id, label, kernel, comments, memory_limit, root_device, run_level, virt_mode, helpers, \
+                devices, created, updated";
+    let exprs = format!(
+        "t.instance_id, 'p' || CAST(n.i AS TEXT), CASE n.i % 3 WHEN 0 THEN 'linode/grub2' WHEN 1 THEN \
+         'linode/direct-disk' ELSE 'linode/latest-64bit' END, t.comments, t.memory_limit, t.root_device, t.run_level, \
+         t.virt_mode, t.helpers, t.devices, {VARIED_TIME}, {}",
+        VARIED_TIME.replace("n.i % 9", "n.i % 5")
+    );
+    db_exec(&s, &copies(&s, "instance_configs", cols, &exprs, &one("instance_configs"), 5_200)).await;
+    // 5,200 child accounts, users and OAuth clients of the account: every list past the budget,
+    // so that each order below is served by its index and fences or refused.
+    let exprs = format!(
+        "'00000000-0000-4000-8000-' || CAST(100000000000 + n.i AS TEXT), {account}, 'Co ' || CAST(n.i AS TEXT), \
+         'c' || CAST(n.i AS TEXT) || '@example.com', 'first' || CAST(n.i % 97 AS TEXT), \
+         'last' || CAST(n.i % 89 AS TEXT), {VARIED_TIME}"
+    );
+    let cols = "euuid, parent_id, company, email, first_name, last_name, created";
+    db_exec(&s, &copies(&s, "accounts", cols, &exprs, "SELECT 1 AS one", 5_200)).await;
+    let exprs = format!(
+        "{account}, 'u-' || CAST(n.i AS TEXT), 'u' || CAST(n.i AS TEXT) || '@example.com', \
+         CASE n.i % 3 WHEN 0 THEN 'default' WHEN 1 THEN 'proxy' ELSE 'child' END, {VARIED_TIME}"
+    );
+    db_exec(
+        &s,
+        &copies(&s, "users", "account_id, username, email, user_type, created", &exprs, "SELECT 1 AS one", 5_200),
+    )
+    .await;
+    let exprs = format!(
+        "'client-' || CAST(n.i AS TEXT), {account}, 'c' || CAST(n.i AS TEXT), \
+         'https://app.example/cb/' || CAST(n.i % 41 AS TEXT), FALSE, \
+         CASE n.i % 3 WHEN 0 THEN 'active' WHEN 1 THEN 'disabled' ELSE 'suspended' END, 'not-a-hash', \
+         '2026-01-01T00:00:00', n.i"
+    );
+    let cols = "id, account_id, label, redirect_uri, public, status, secret_hash, created, seq";
+    db_exec(&s, &copies(&s, "oauth_clients", cols, &exprs, "SELECT 1 AS one", 5_200)).await;
+
+    let disks = format!("/linode/instances/{inst}/disks");
+    let configs = format!("/linode/instances/{inst}/configs");
+    // Each list, its fence kind, a filter every row matches, and the fields of migration 64.
+    let lists: [(&str, &str, &str, &[&str]); 5] = [
+        (&disks, "instance_disks", r#""id": {"+gte": 0}"#, &["size", "filesystem", "status", "created", "updated"]),
+        (&configs, "instance_configs", r#""id": {"+gte": 0}"#, &["kernel", "created", "updated"]),
+        ("/account/child-accounts", "child_accounts", r#""company": {"+gte": ""}"#, &["first_name", "last_name"]),
+        ("/account/users", "users", r#""username": {"+gte": ""}"#, &["user_type"]),
+        ("/account/oauth-clients", "oauth_clients", r#""label": {"+gte": ""}"#, &["redirect_uri", "status"]),
+    ];
+    for (_, kind, _, fields) in &lists {
+        for field in *fields {
+            fences_placed(&s, &format!("{kind}.{field}")).await;
+        }
+    }
+    for (path, _, every, fields) in &lists {
+        for field in *fields {
+            order_pages_agree(&s, path, field, 500, every).await;
+        }
+    }
+
+    // Past the budget every new order and a filter on each field are served, with their counts.
+    let of = |cond: &str| format!("SELECT COUNT(*) FROM instance_disks WHERE instance_id = {inst} AND {cond}");
+    for (filter, cond) in [
+        (r#"{"size": 5}"#, "size = 5"),
+        (r#"{"filesystem": "raw"}"#, "filesystem = 'raw'"),
+        (r#"{"status": "not ready"}"#, "status = 'not ready'"),
+        (r#"{"created": {"+lt": "2026-02-01T00:00:00"}}"#, "created < '2026-02-01T00:00:00'"),
+    ] {
+        let page = api.get_filtered(&format!("{disks}?page=2&page_size=100"), filter).await;
+        assert_eq!(page.ok()["results"], db_scalar(&s, &of(cond)).await, "{filter}");
+    }
+    let r = api.get_filtered(&disks, r#"{"filesystem": {"+neq": "raw"}}"#).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("one of: id, label, size, filesystem, status, created, updated"), "{reason}");
+
+    // Rows go, and the fields change.
+    db_exec(&s, &format!("DELETE FROM instance_disks WHERE instance_id = {inst} AND id % 9 = 4")).await;
+    db_exec(&s, "UPDATE instance_disks SET size = size + 100, status = 'ready' WHERE id % 7 = 3").await;
+    db_exec(
+        &s,
+        "UPDATE instance_configs SET kernel = 'linode/grub-legacy', updated = '2027-01-01T00:00:00' WHERE id % 5 = 2",
+    )
+    .await;
+    db_exec(&s, &format!("UPDATE accounts SET last_name = 'moved' WHERE parent_id = {account} AND id % 6 = 1")).await;
+    db_exec(&s, &format!("DELETE FROM users WHERE account_id = {account} AND id % 8 = 3 AND id <> {user}")).await;
+    db_exec(&s, "UPDATE oauth_clients SET status = 'active' WHERE seq % 4 = 1").await;
+    for (path, field, every) in [
+        (disks.as_str(), "size", r#""id": {"+gte": 0}"#),
+        (disks.as_str(), "status", r#""id": {"+gte": 0}"#),
+        (configs.as_str(), "kernel", r#""id": {"+gte": 0}"#),
+        (configs.as_str(), "updated", r#""id": {"+gte": 0}"#),
+        ("/account/child-accounts", "last_name", r#""company": {"+gte": ""}"#),
+        ("/account/users", "user_type", r#""username": {"+gte": ""}"#),
+        ("/account/oauth-clients", "status", r#""label": {"+gte": ""}"#),
+    ] {
+        order_pages_agree(&s, path, field, 450, every).await;
+    }
+}
+
 /// The four VPC address lists in the orders of region and profile (migration 63): deep pages
 /// located by their fences are the pages skipping finds, in both directions, as interfaces go,
 /// lose their profile (a Linode interface has none: ordered as 0) and move to another VPC.
