@@ -104,6 +104,17 @@ impl Filter {
         Filter { cond, ..self.clone() }
     }
 
+    /// The same filter for a list where every record holds one value at `path`: an order by the
+    /// field is the order of `tie` (the list's unique tie-break) in the same direction, which is
+    /// how its ties run.
+    pub fn order_tied(&self, path: &str, tie: &str) -> Filter {
+        let order_by = match self.order_by.as_deref() {
+            Some(p) if p == path => Some(tie.to_string()),
+            _ => self.order_by.clone(),
+        };
+        Filter { order_by, ..self.clone() }
+    }
+
     /// Whether no record can match (a condition decided false by [`Filter::assume`]).
     pub fn matches_none(&self) -> bool {
         self.cond == Some(Cond::Or(Vec::new()))
@@ -420,6 +431,10 @@ mod tests {
         let f = parse(r#"{"entity.type": "vpc", "id": 3}"#).assume("entity.type", &json!("vpc"));
         assert_eq!(f.cond, parse(r#"{"id": 3}"#).cond);
         assert!(parse(r#"{"entity.type": "vpc"}"#).assume("entity.type", &json!("instance")).matches_none());
+        // An order by the field everyone holds is the tie-break's, in the same direction.
+        let f = parse(r#"{"id": 3, "+order_by": "region", "+order": "desc"}"#).order_tied("region", "id");
+        assert_eq!((f.order_by.as_deref(), f.order, f.cond), (Some("id"), Order::Desc, parse(r#"{"id": 3}"#).cond));
+        assert_eq!(parse(r#"{"+order_by": "label"}"#).order_tied("region", "id").order_by.as_deref(), Some("label"));
     }
 
     #[test]

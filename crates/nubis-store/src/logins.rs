@@ -5,6 +5,7 @@ use crate::db::Row;
 use nubis_model::filter::Filter;
 use nubis_model::signin::Login;
 use nubis_model::{Result, Timestamp};
+use serde_json::Value;
 
 use crate::db::query;
 use crate::fences::Rows;
@@ -148,6 +149,12 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<Login>, u64)> {
+        // Only successful sign-ins are listed: a condition on the status holds or fails for
+        // every one, and the order by it is the order of their ids.
+        let filter = &filter.assume("status", &Value::from("successful")).order_tied("status", "id");
+        if filter.matches_none() {
+            return Ok((Vec::new(), 0));
+        }
         // The kept count and blocks of the account's successful logins, or of the user's.
         let (kind, column, scope_id) = match s.user_id {
             Some(u) => ("user_logins", "user_id", u),

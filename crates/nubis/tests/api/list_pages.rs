@@ -1381,6 +1381,27 @@ async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds(
         order_pages_agree(&s, path, "username", 500, every).await;
         order_pages_agree(&s, path, "id", 500, r#""username": {"+gte": ""}"#).await;
     }
+    // Every listed sign-in succeeded: past the budget a condition on the status holds or fails
+    // for all of them, and their order by it is the order of their ids, in its direction.
+    let listed =
+        db_scalar(&s, &format!("SELECT COUNT(*) FROM logins WHERE account_id = {account} AND status = 'successful'"))
+            .await;
+    let successful = api.get_filtered("/account/logins?page=3", r#"{"status": "successful"}"#).await;
+    assert_eq!(successful.ok()["results"], listed);
+    assert!(successful.body["data"].as_array().unwrap().iter().all(|l| l["status"] == "successful"));
+    assert_eq!(api.get_filtered("/profile/logins", r#"{"status": "failed"}"#).await.ok()["results"], 0);
+    let either = r#"{"+or": [{"status": "failed"}, {"username": "u13"}]}"#;
+    let named = api.get_filtered("/account/logins", r#"{"username": "u13"}"#).await.ok().clone();
+    assert_eq!(api.get_filtered("/account/logins", either).await.ok(), &named);
+    for dir in ["asc", "desc"] {
+        for page in [1, 4, 17] {
+            let url = format!("/account/logins?page={page}&page_size=300");
+            let by_status = api.get_filtered(&url, &format!(r#"{{"+order_by": "status", "+order": "{dir}"}}"#)).await;
+            let by_id = api.get_filtered(&url, &format!(r#"{{"+order_by": "id", "+order": "{dir}"}}"#)).await;
+            assert_eq!(ids(by_status.ok()), ids(by_id.ok()), "{url} {dir}");
+            assert_eq!(by_status.body["results"], listed);
+        }
+    }
     // Sign-ins that go, that turn out failed, and that move to another time: the counts of the
     // ranges follow in the same statements.
     db_exec(&s, "DELETE FROM logins WHERE id % 9 = 4").await;
