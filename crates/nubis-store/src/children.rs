@@ -27,7 +27,6 @@ const CHILD_LIST: Listing<'static> = Listing {
     order: "id",
     kept_count: Some("child_accounts"),
     indexed: &["euuid", "company", "email", "first_name", "last_name"],
-    also_filtered: &[],
 };
 
 fn account(r: &crate::db::Row) -> Result<Account> {

@@ -174,7 +174,6 @@ const CONFIG_LIST: Listing<'static> = Listing {
     order: "c.id",
     kept_count: Some("instance_configs"),
     indexed: &["label", "kernel", "created", "updated"],
-    also_filtered: &[],
 };
 
 impl Store {

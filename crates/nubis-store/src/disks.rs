@@ -153,7 +153,6 @@ const DISK_LIST: Listing<'static> = Listing {
     order: "d.id",
     kept_count: Some("instance_disks"),
     indexed: &["label", "size", "filesystem", "status", "created", "updated"],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -194,7 +194,6 @@ const RULESET_LIST: Listing<'static> = Listing {
     order: "s.id",
     kept_count: Some("firewall_rulesets"),
     indexed: &["label", "created"],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -47,7 +47,6 @@ const VERSION_LIST: Listing<'static> = Listing {
     order: "v.version",
     kept_count: Some("firewall_versions"),
     indexed: &["version", "rules.version", "updated", "status"],
-    also_filtered: &[],
 };
 
 fn version(r: &Row) -> Result<RuleVersionRow> {

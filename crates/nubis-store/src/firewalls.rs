@@ -481,7 +481,6 @@ const FIREWALL_LIST: Listing<'static> = Listing {
     order: "f.id",
     kept_count: Some("firewalls"),
     indexed: &["tags", "label", "created", "updated"],
-    also_filtered: &[],
 };
 
 /// The firewalls of one instance (`d.instance_id`), read from its devices in firewall order
@@ -501,7 +500,6 @@ const INSTANCE_FIREWALL_LIST: Listing<'static> = Listing {
     order: "d.firewall_id",
     kept_count: Some("instance_firewalls"),
     indexed: &[],
-    also_filtered: &[],
 };
 
 /// [`INSTANCE_FIREWALL_LIST`] of a balancer.
@@ -521,7 +519,6 @@ const DEVICE_LIST: Listing<'static> = Listing {
     order: "d.id",
     kept_count: Some("firewall_devices"),
     indexed: &[],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -447,7 +447,6 @@ const INSTANCE_LIST: Listing<'static> = Listing {
     order: "i.id",
     kept_count: Some("instances"),
     indexed: &["tags", "label", "region", "type", "image", "status", "group", "created", "updated"],
-    also_filtered: &[],
 };
 
 impl Store {

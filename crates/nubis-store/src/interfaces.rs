@@ -385,7 +385,6 @@ const VLAN_LIST: crate::sql::Listing<'static> = crate::sql::Listing {
     order: "x.id",
     kept_count: Some("vlans"),
     indexed: &["label", "region"],
-    also_filtered: &[],
 };
 
 /// A restricted user sees the VLANs with an instance it holds a grant on (the user's id goes

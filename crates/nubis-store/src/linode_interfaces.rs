@@ -121,7 +121,6 @@ const HISTORY_LIST: Listing<'static> = Listing {
     order: "h.id",
     kept_count: Some("interface_history"),
     indexed: &["interface_history_id", "interface_id", "version", "created"],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -35,7 +35,6 @@ const CLIENT_LIST: Listing<'static> = Listing {
     order: "seq",
     kept_count: Some("oauth_clients"),
     indexed: &["label", "redirect_uri", "status"],
-    also_filtered: &[],
 };
 
 fn client(r: &Row) -> Result<OAuthClient> {

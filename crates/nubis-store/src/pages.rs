@@ -442,7 +442,6 @@ mod tests {
             order: "f.id",
             kept_count: None,
             indexed: &[],
-            also_filtered: &[],
         };
         let f = |t: &str| Filter::parse(t, &["vpc_id", "region"]).unwrap();
         assert_eq!(without_scope(&f(r#"{"vpc_id": 7}"#), &l, 7), Some(Filter::default()));

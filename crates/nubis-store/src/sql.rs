@@ -329,25 +329,17 @@ pub(crate) struct Listing<'a> {
     /// The fields of `cols` an index on the scope and the field serves (besides `id`): see
     /// [`served`]. A list with a kept count refuses other filters once it is past [`SCAN_BUDGET`].
     pub indexed: &'a [&'a str],
-    /// Fields an index serves in a condition but not in an order (no order fences are kept for
-    /// them): past the budget a page may be filtered by them, not ordered by them.
-    pub also_filtered: &'a [&'a str],
 }
 
 impl Listing<'_> {
-    /// The fields an index serves in a condition: `indexed` and `also_filtered`.
-    fn filtered(&self) -> Vec<&str> {
-        self.indexed.iter().chain(self.also_filtered).copied().collect()
-    }
-
-    /// Whether indexes serve the filter's conditions and its order ([`served_apart`]).
+    /// Whether indexes serve the filter's conditions and its order ([`served`]).
     pub(crate) fn serves(&self, filter: &Filter) -> bool {
-        served_apart(filter, &self.filtered(), self.indexed)
+        served(filter, self.indexed)
     }
 
     /// The refusal of a filter the list's indexes do not serve, on a list of `n` records.
     pub(crate) fn unserved(&self, n: i64) -> Error {
-        unserved_apart(n, &self.filtered(), self.indexed)
+        unserved(n, self.indexed)
     }
 }
 

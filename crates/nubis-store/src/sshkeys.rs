@@ -107,7 +107,6 @@ const SSH_KEY_LIST: Listing<'static> = Listing {
     order: "k.id",
     kept_count: Some("ssh_keys"),
     indexed: &["label", "created"],
-    also_filtered: &[],
 };
 
 impl Store {

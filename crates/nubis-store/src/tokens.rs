@@ -132,7 +132,6 @@ const TOKEN_LIST: Listing<'static> = Listing {
     order: "t.id",
     kept_count: Some("personal_tokens"),
     indexed: &["label", "created"],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -182,7 +182,6 @@ const USER_LIST: Listing<'static> = Listing {
     order: "u.id",
     kept_count: Some("users"),
     indexed: &["username", "email", "user_type"],
-    also_filtered: &[],
 };
 
 impl Store {

@@ -225,7 +225,6 @@ const VPC_LIST: Listing<'static> = Listing {
     order: "v.id",
     kept_count: Some("vpcs"),
     indexed: &["label", "region", "created", "updated"],
-    also_filtered: &[],
 };
 
 /// A VPC interface with its subnet and whether its instance is powered on.
@@ -266,7 +265,6 @@ const VPC_IP_LIST: Listing<'static> = Listing {
     // Each with an index per list and order fences (migrations 52, 54, 62 and 63); a filter by
     // the profile reads the index on the profile (migration 22), a few interfaces each.
     indexed: &["vpc_id", "subnet_id", "instance_id", "active", "region", "config_id"],
-    also_filtered: &[],
 };
 
 /// The tables [`Store::vpc_parts`] reads.
@@ -470,7 +468,6 @@ const SUBNET_LIST: Listing<'static> = Listing {
     order: "s.id",
     kept_count: Some("vpc_subnets"),
     indexed: &["label", "created"],
-    also_filtered: &[],
 };
 
 impl Store {

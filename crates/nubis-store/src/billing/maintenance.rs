@@ -55,7 +55,6 @@ const MAINT_LIST: Listing<'static> = Listing {
     order: "m.id",
     kept_count: Some("maintenance"),
     indexed: &["status", "type", "when"],
-    also_filtered: &[],
 };
 
 /// The account's pending windows (one notification each), kept like the list (migration 41).

@@ -38,7 +38,6 @@ const INVOICE_LIST: Listing<'static> = Listing {
     order: "id DESC",
     kept_count: Some("invoices"),
     indexed: &["date", "label", "total"],
-    also_filtered: &[],
 };
 
 fn item(r: &Row) -> Result<InvoiceItem> {
@@ -70,7 +69,6 @@ const ITEM_LIST: Listing<'static> = Listing {
     order: "id",
     kept_count: Some("invoice_items"),
     indexed: &["label", "type", "region"],
-    also_filtered: &[],
 };
 
 /// A service metered on an account from `started` until `ended`.

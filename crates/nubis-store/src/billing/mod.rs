@@ -161,7 +161,6 @@ const PM_LIST: Listing<'static> = Listing {
     order: "id",
     kept_count: Some("payment_methods"),
     indexed: &[],
-    also_filtered: &[],
 };
 
 async fn payment_method_default(h: Handle<'_>, account_id: i64) -> Result<Option<MethodRow>> {

@@ -33,7 +33,6 @@ const PAYMENT_LIST: Listing<'static> = Listing {
     order: "id DESC",
     kept_count: Some("confirmed_payments"),
     indexed: &["date"],
-    also_filtered: &[],
 };
 
 /// A payment recorded before its charge, until the charge is confirmed or given up.

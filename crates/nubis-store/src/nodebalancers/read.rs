@@ -105,7 +105,6 @@ const NB_LIST: Listing<'static> = Listing {
     order: "b.id",
     kept_count: Some("nodebalancers"),
     indexed: &["tags", "label", "region", "ipv4"],
-    also_filtered: &[],
 };
 
 /// The rows of `address_balancers` (migration 48) of one account and private address
@@ -131,7 +130,6 @@ const ADDRESS_NB_LIST: Listing<'static> = Listing {
     order: "x.nodebalancer_id",
     kept_count: Some("address_balancers"),
     indexed: &["tags", "label", "region", "ipv4"],
-    also_filtered: &[],
 };
 
 /// The scope of an account's balancers on a private address in `address_balancers`, as its
@@ -160,7 +158,6 @@ const CFG_LIST: Listing<'static> = Listing {
     order: "c.id",
     kept_count: Some("nodebalancer_configs"),
     indexed: &["port"],
-    also_filtered: &[],
 };
 
 const NODE_LIST: Listing<'static> = Listing {
@@ -180,7 +177,6 @@ const NODE_LIST: Listing<'static> = Listing {
     order: "n.id",
     kept_count: Some("nodebalancer_nodes"),
     indexed: &["label", "address"],
-    also_filtered: &[],
 };
 
 impl Store {
