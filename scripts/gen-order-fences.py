@@ -100,11 +100,19 @@ CREATE TABLE order_fence_counts (
 """
 
 
-def key_expr(rec, col, null):
+def key_expr(rec, col, null, typ="text"):
     """The fence key's value of a row (`rec` its alias, or None for the bare column): the column,
-    or for one that may be NULL the column with NULL as `null`, the lowest value."""
+    for one that may be NULL the column with NULL as `null`, the lowest value, and for a boolean
+    0 or 1 (a BOOLEAN on PostgreSQL, 0 or 1 on SQLite: the one expression is an integer on both)."""
     c = f"{rec}.{col}" if rec else col
+    if typ == "bool":
+        return f"(CASE WHEN {c} THEN 1 ELSE 0 END)"
     return f"COALESCE({c}, {null})" if null is not None else c
+
+
+def int_key(typ):
+    """Whether a field's fence keys are integers (`k_int`), else text (`k_text`)."""
+    return typ in ("int", "bool")
 
 
 def stem(kind, opts):
@@ -126,9 +134,9 @@ def kinds(fences=FENCES):
             continue
         cond = when[0].format(r=table) if when else ""
         for path, col, typ, null in fields_of(fields):
-            expr = key_expr(None, col, null).replace("'", "''")
+            expr = key_expr(None, col, null, typ).replace("'", "''")
             out.append(f"INSERT INTO order_fence_kinds (kind, tbl, scope_col, col, id_col, is_int, cond) VALUES "
-                       f"('{kind}.{path}', '{table}', '{o.get('scope_cols', scope)}', '{expr}', '{idc}', {'TRUE' if typ == 'int' else 'FALSE'}, "
+                       f"('{kind}.{path}', '{table}', '{o.get('scope_cols', scope)}', '{expr}', '{idc}', {'TRUE' if int_key(typ) else 'FALSE'}, "
                        f"'{cond.replace(chr(39), chr(39) * 2)}');")
     return out
 
@@ -152,11 +160,11 @@ def sqlite(fences=FENCES, head=HEAD, suffix=""):
     for table, kind, scope, when, idc, fields, *opts in fences:
         def add(rec, sign, path, col, typ, null, extra):
             k = f"{kind}.{path}"
-            key = "k_int" if typ == "int" else "k_text"
+            key = "k_int" if int_key(typ) else "k_text"
             cond = f" AND {when[0].format(r=rec)}" if when else ""
             return (f"    INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n)\n"
                     f"    SELECT '{k}', {rec}.{scope}, COALESCE((SELECT f.fence FROM order_fences f WHERE f.kind = '{k}' "
-                    f"AND f.scope_id = {rec}.{scope} AND ({key}, k_id) <= ({key_expr(rec, col, null)}, {rec}.{idc}) "
+                    f"AND f.scope_id = {rec}.{scope} AND ({key}, k_id) <= ({key_expr(rec, col, null, typ)}, {rec}.{idc}) "
                     f"ORDER BY {key} DESC, k_id DESC LIMIT 1), 0), 0, {sign}\n"
                     f"    WHERE {rec}.{scope} IS NOT NULL{cond}{extra}\n"
                     f"    ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = n + excluded.n;")
@@ -343,13 +351,13 @@ def pg_fences(fences=FENCES, suffix="", signed=False, triggers=True):
                 n, having = tally(sign)
                 for path, col, typ, null in fields_of(fields):
                     k = f"{kind}.{path}"
-                    key = "k_int" if typ == "int" else "k_text"
+                    key = "k_int" if int_key(typ) else "k_text"
                     stmts.append(
                         f"        PERFORM nubis_fence_lock('{k}', s.scope) FROM (SELECT DISTINCT r.{scope} AS scope FROM {src} {where}) s;\n"
                         f"        INSERT INTO order_fence_counts (kind, scope_id, fence, shard, n)\n"
                         f"        SELECT '{k}', r.{scope}, COALESCE(f.fence, 0), pg_backend_pid() % 8, {n} FROM {src}\n"
                         f"        LEFT JOIN LATERAL (SELECT o.fence FROM order_fences o WHERE o.kind = '{k}' AND o.scope_id = r.{scope}\n"
-                        f"            AND (o.{key}, o.k_id) <= ({key_expr('r', col, null)}, r.{idc}) ORDER BY o.{key} DESC, o.k_id DESC LIMIT 1) f ON TRUE\n"
+                        f"            AND (o.{key}, o.k_id) <= ({key_expr('r', col, null, typ)}, r.{idc}) ORDER BY o.{key} DESC, o.k_id DESC LIMIT 1) f ON TRUE\n"
                         f"        {where} GROUP BY r.{scope}, COALESCE(f.fence, 0){having}\n"
                         f"        ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = order_fence_counts.n + excluded.n;")
             parts[op] = stmts
@@ -1066,6 +1074,40 @@ HEAD_64 = """-- Deep pages of more lists in more of their fields' orders (docs/d
 -- scripts/gen-order-fences.py.
 """
 
+# Added by 0065: the boolean fields of three lists (a user's `restricted`, an OAuth client's
+# `public`, a sign-in's `restricted`), keyed 0 or 1, and the transfers' other columns (change,
+# expiry, token), counted from both of the list's columns like their creation (0052). Each order
+# gets an index on (scope, field, id); one on a boolean's expression also holds the column, and
+# for a sign-in the columns of the index's condition: SQLite reads an index on an expression
+# alone only when it holds every column the statement names, its condition's too.
+TRANSFER_FIELDS = [("updated", "updated", "text"), ("expiry", "expiry", "text"), ("token", "token", "text")]
+FENCES_65 = [
+    ("users", "users", "account_id", None, "id", [("restricted", "restricted", "bool")]),
+    ("oauth_clients", "oauth_clients", "account_id", None, "seq", [("public", "public", "bool")]),
+    ("logins", "account_logins", "account_id", SIGNED_IN, "id", [("restricted", "restricted", "bool")]),
+    ("logins", "user_logins", "user_id", SIGNED_IN, "id", [("restricted", "restricted", "bool")]),
+    ("service_transfers", "service_transfers", "account_id", None, "id", TRANSFER_FIELDS,
+     {"name": "service_transfers_sent", "scope_cols": "account_id,receiver_account_id"}),
+    ("service_transfers", "service_transfers", "receiver_account_id", None, "id", TRANSFER_FIELDS,
+     {"name": "service_transfers_received", "kinds": False, "shard": 1}),
+]
+LISTED = "status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL"
+INDEXES_65 = [
+    ("users_account_restricted_order", "users", "account_id, (CASE WHEN restricted THEN 1 ELSE 0 END), id, restricted"),
+    ("oauth_clients_account_public_order", "oauth_clients",
+     "account_id, (CASE WHEN public THEN 1 ELSE 0 END), seq, public"),
+    ("logins_ok_account_restricted", "logins",
+     "account_id, (CASE WHEN restricted THEN 1 ELSE 0 END), id, restricted, status, user_id", LISTED),
+    ("logins_ok_user_restricted", "logins",
+     "user_id, (CASE WHEN restricted THEN 1 ELSE 0 END), id, restricted, status, account_id", LISTED),
+] + [(f"service_transfers_{side}_{col}", "service_transfers", f"{scope}, {col}, id")
+     for side, scope in (("sent", "account_id"), ("received", "receiver_account_id"))
+     for _, col, _ in TRANSFER_FIELDS]
+HEAD_65 = """-- Deep pages by the boolean fields of users, OAuth clients and sign-ins, and by the transfers'
+-- change, expiry and token (docs/decisions.md, "Booleans and the transfers' columns served past
+-- the budget"): fences and an index for each order. Generated by scripts/gen-order-fences.py.
+"""
+
 base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates/nubis-store/migrations")
 open(f"{base}/sqlite/0039_order_fences.sql", "w").write(sqlite())
 open(f"{base}/postgres/0039_order_fences.sql", "w").write(postgres())
@@ -1086,6 +1128,7 @@ for engine in ("sqlite", "postgres"):
                                   True),
         "0063_vpc_address_orders": (HEAD_63, [], FENCES_63, INDEXES_63, ("", ""), "_place", True),
         "0064_more_fields": (HEAD_64, [], FENCES_64, INDEXES_64, ("", ""), "_fields", True),
+        "0065_booleans_and_transfers": (HEAD_65, [], FENCES_65, INDEXES_65, ("", ""), "_late", True),
     }
     for name, (head, lists, fences, indexes, cleanup, *suffix) in later.items():
         sql = later_migration(engine, head, lists, fences, indexes, cleanup, *suffix)

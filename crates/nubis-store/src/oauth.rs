@@ -34,7 +34,7 @@ const CLIENT_LIST: Listing<'static> = Listing {
     cols: COLUMNS,
     order: "seq",
     kept_count: Some("oauth_clients"),
-    indexed: &["label", "redirect_uri", "status"],
+    indexed: &["label", "redirect_uri", "status", "public"],
 };
 
 fn client(r: &Row) -> Result<OAuthClient> {

@@ -112,10 +112,10 @@ const COLUMNS: &[Column] = &[
 /// The kept count and block counts of the list (migration 38): a transfer counts in the list of
 /// the account that made it and, once accepted, of the account that accepted it.
 const TRANSFER_KIND: &str = "service_transfers";
-/// The order fences of the transfers by creation (migration 52), counted from both columns.
-const CREATED_KIND: &str = "service_transfers.created";
-/// The fields an index serves in both halves of the list (besides `id`).
-const TRANSFER_INDEXED: &[&str] = &["created"];
+/// The fields an index on (account, field, id) serves in both halves of the list (besides `id`),
+/// each with order fences counted from both columns (`service_transfers.<field>`): creation
+/// (migration 52), change, expiry and token (migration 65). Each is a column of the transfer.
+const TRANSFER_INDEXED: &[&str] = &["created", "updated", "expiry", "token"];
 
 /// `FROM` and the visibility of the list: transfers the account created or accepted.
 fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp) {
@@ -454,30 +454,33 @@ impl Store {
         let offset = page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64);
         let kept = self.kept_count(account_id, TRANSFER_KIND).await?;
         let size = page_size.min(i64::MAX as u64) as i64;
-        let by_created = filter.order_by.as_deref() == Some("created");
-        let (rows, total) = if filter.cond.is_none() && (filter.order_by.is_none() || by_created) {
+        // The fenced column the page is ordered by, if any (`id` is the list's own order).
+        let by = filter.order_by.as_deref().filter(|f| TRANSFER_INDEXED.contains(f));
+        let (rows, total) = if filter.cond.is_none() && (filter.order_by.is_none() || by.is_some()) {
             // The list is two index ranges (made, accepted) merged in its order; a deep page
             // starts at the block of ids the kept block counts locate, or at the range of the
-            // order fences by creation, and reads at most the rows skipped in it and a page of
-            // each range.
-            let desc = !by_created || filter.order == Order::Desc;
-            let order = match (by_created, desc) {
-                (false, _) => "t.id DESC",
-                (true, true) => "t.created DESC, t.id DESC",
-                (true, false) => "t.created, t.id",
+            // field's order fences, and reads at most the rows skipped in it and a page of each
+            // range.
+            let desc = by.is_none() || filter.order == Order::Desc;
+            let order = match (by, desc) {
+                (None, _) => "t.id DESC".to_string(),
+                (Some(f), true) => format!("t.{f} DESC, t.id DESC"),
+                (Some(f), false) => format!("t.{f}, t.id"),
             };
             let mut block = None;
             let mut fence = None;
-            let skip = match (by_created, offset >= LOCATE_FROM) {
+            let skip = match (by, offset >= LOCATE_FROM) {
                 (_, false) => offset as i64,
-                (false, true) => match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
+                (None, true) => match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
                     Some(at) => block.insert(at).skip,
                     None => return Ok((Vec::new(), kept.max(0) as u64)),
                 },
-                (true, true) => match self.locate_ordered(CREATED_KIND, account_id, offset, desc).await? {
-                    Some(at) => fence.insert(at).skip,
-                    None => return Ok((Vec::new(), kept.max(0) as u64)),
-                },
+                (Some(f), true) => {
+                    match self.locate_ordered(&format!("{TRANSFER_KIND}.{f}"), account_id, offset, desc).await? {
+                        Some(at) => fence.insert(at).skip,
+                        None => return Ok((Vec::new(), kept.max(0) as u64)),
+                    }
+                }
             };
             let mut sql = Sql::new("SELECT * FROM (");
             for (i, column) in ["t.account_id", "t.receiver_account_id"].into_iter().enumerate() {
@@ -489,8 +492,8 @@ impl Store {
                 if let Some(at) = &block {
                     at.push_start(&mut sql, "t.id", true);
                 }
-                if let Some(at) = &fence {
-                    at.push_bound(&mut sql, "t.created", "t.id");
+                if let (Some(at), Some(f)) = (&fence, by) {
+                    at.push_bound(&mut sql, &format!("t.{f}"), "t.id");
                 }
                 sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(skip.saturating_add(size)));
                 sql.push(&format!(") part{i}"));

@@ -91,15 +91,23 @@ pub(crate) struct Column {
 }
 
 impl Column {
-    /// The expression the list is ordered by for `+order_by` this field: the column, or for a
-    /// column that may be NULL the column with NULL as the lowest value.
+    /// The expression the list is ordered by for `+order_by` this field: the column, for a
+    /// column that may be NULL the column with NULL as the lowest value, and for a boolean 0 or
+    /// 1, the expression its filter compares, its order index and its order fences are on
+    /// (migration 65): a boolean is a different type on each engine.
     pub fn order_expr(&self) -> std::borrow::Cow<'static, str> {
         match self.kind {
             ColKind::IntOrNull => format!("COALESCE({}, 0)", self.expr).into(),
             ColKind::TextOrNull => format!("COALESCE({}, '')", self.expr).into(),
+            ColKind::Bool => bool_int(self.expr).into(),
             _ => self.expr.into(),
         }
     }
+}
+
+/// A boolean expression as 0 or 1, the one integer both engines compare and index alike.
+fn bool_int(expr: &str) -> String {
+    format!("(CASE WHEN {expr} THEN 1 ELSE 0 END)")
 }
 
 fn bad(reason: String) -> Error {
@@ -271,8 +279,7 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                     if col.kind == ColKind::Bool {
                         // Compare booleans as integers: SQLite stores 0/1, PostgreSQL has BOOLEAN.
                         let Val::Bool(b) = v else { unreachable!("typed() gives a bool") };
-                        sql.push(&format!("(CASE WHEN {} THEN 1 ELSE 0 END) {o} ", col.expr))
-                            .bind(Val::I64(i64::from(b)));
+                        sql.push(&format!("{} {o} ", bool_int(col.expr))).bind(Val::I64(i64::from(b)));
                     } else {
                         sql.push(&format!("{} {o} ", col.expr)).bind(v);
                     }

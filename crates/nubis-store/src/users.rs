@@ -181,7 +181,7 @@ const USER_LIST: Listing<'static> = Listing {
     ],
     order: "u.id",
     kept_count: Some("users"),
-    indexed: &["username", "email", "user_type"],
+    indexed: &["username", "email", "user_type", "restricted"],
 };
 
 impl Store {

@@ -324,8 +324,7 @@ async fn deep_pages_of_tokens_logins_and_invoices_hold_the_rows_that_skipping_fi
     let cols = "account_id, user_id, username, ip, datetime, status, restricted";
     let exprs = format!(
         "{account}, {user}, 'admin', '127.0.0.1', {recent}, \
-         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, {}",
-        if sqlite { "0" } else { "FALSE" }
+         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, (n.i % 5 = 2)"
     );
     db_exec(&s, &copies(&s, "logins", cols, &exprs, "SELECT 1 AS one", 2_000)).await;
     let ok =
@@ -1365,12 +1364,11 @@ async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds(
     let exprs = format!(
         "{account}, {user}, 'u' || CAST((n.i * 13) % 997 AS TEXT), \
          '127.0.' || CAST((n.i * 31) % 256 AS TEXT) || '.' || CAST(n.i % 256 AS TEXT), {recent}, \
-         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, {}",
-        if sqlite { "0" } else { "FALSE" }
+         CASE WHEN n.i % 7 = 0 THEN 'failed' ELSE 'successful' END, (n.i % 5 = 2)"
     );
     db_exec(&s, &copies(&s, "logins", cols, &exprs, "SELECT 1 AS one", 11_000)).await;
     for list in ["account_logins", "user_logins"] {
-        for field in ["datetime", "ip", "username"] {
+        for field in ["datetime", "ip", "username", "restricted"] {
             fences_placed(&s, &format!("{list}.{field}")).await;
         }
     }
@@ -1379,7 +1377,19 @@ async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds(
         order_pages_agree(&s, path, "datetime", 500, every).await;
         order_pages_agree(&s, path, "ip", 450, every).await;
         order_pages_agree(&s, path, "username", 500, every).await;
+        order_pages_agree(&s, path, "restricted", 500, every).await;
         order_pages_agree(&s, path, "id", 500, r#""username": {"+gte": ""}"#).await;
+    }
+    // A boolean is filtered through its index too, with its count.
+    for (filter, value) in [(r#"{"restricted": true}"#, "1"), (r#"{"restricted": false}"#, "0")] {
+        let of = format!(
+            "SELECT COUNT(*) FROM logins WHERE user_id = {user} AND status = 'successful' \
+             AND (CASE WHEN restricted THEN 1 ELSE 0 END) = {value}"
+        );
+        let page = api.get_filtered("/profile/logins?page=2", filter).await;
+        assert_eq!(page.ok()["results"], db_scalar(&s, &of).await, "{filter}");
+        let want = value == "1";
+        assert!(page.body["data"].as_array().unwrap().iter().all(|l| l["restricted"] == want), "{filter}");
     }
     // Every listed sign-in succeeded: past the budget a condition on the status holds or fails
     // for all of them, and their order by it is the order of their ids, in its direction.
@@ -1407,12 +1417,14 @@ async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds(
     db_exec(&s, "DELETE FROM logins WHERE id % 9 = 4").await;
     db_exec(&s, "UPDATE logins SET status = 'failed' WHERE id % 11 = 5").await;
     db_exec(&s, "UPDATE logins SET username = 'a-first', ip = '127.9.9.9' WHERE id % 13 = 6").await;
+    db_exec(&s, "UPDATE logins SET restricted = (id % 3 = 1) WHERE id % 4 = 1").await;
     let listed =
         db_scalar(&s, &format!("SELECT COUNT(*) FROM logins WHERE user_id = {user} AND status = 'successful'")).await;
     assert_eq!(api.get("/profile/logins").await.ok()["results"], listed);
     for path in ["/account/logins", "/profile/logins"] {
         order_pages_agree(&s, path, "username", 400, every).await;
         order_pages_agree(&s, path, "ip", 500, every).await;
+        order_pages_agree(&s, path, "restricted", 450, every).await;
     }
 }
 
@@ -1572,16 +1584,13 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
     db_exec(&s, &copies(&s, "accounts", cols, &exprs, "SELECT 1 AS one", 5_200)).await;
     let exprs = format!(
         "{account}, 'u-' || CAST(n.i AS TEXT), 'u' || CAST(n.i AS TEXT) || '@example.com', \
-         CASE n.i % 3 WHEN 0 THEN 'default' WHEN 1 THEN 'proxy' ELSE 'child' END, {VARIED_TIME}"
+         CASE n.i % 3 WHEN 0 THEN 'default' WHEN 1 THEN 'proxy' ELSE 'child' END, (n.i % 3 = 1), {VARIED_TIME}"
     );
-    db_exec(
-        &s,
-        &copies(&s, "users", "account_id, username, email, user_type, created", &exprs, "SELECT 1 AS one", 5_200),
-    )
-    .await;
+    let cols = "account_id, username, email, user_type, restricted, created";
+    db_exec(&s, &copies(&s, "users", cols, &exprs, "SELECT 1 AS one", 5_200)).await;
     let exprs = format!(
         "'client-' || CAST(n.i AS TEXT), {account}, 'c' || CAST(n.i AS TEXT), \
-         'https://app.example/cb/' || CAST(n.i % 41 AS TEXT), FALSE, \
+         'https://app.example/cb/' || CAST(n.i % 41 AS TEXT), (n.i % 4 = 1), \
          CASE n.i % 3 WHEN 0 THEN 'active' WHEN 1 THEN 'disabled' ELSE 'suspended' END, 'not-a-hash', \
          '2026-01-01T00:00:00', n.i"
     );
@@ -1590,13 +1599,14 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
 
     let disks = format!("/linode/instances/{inst}/disks");
     let configs = format!("/linode/instances/{inst}/configs");
-    // Each list, its fence kind, a filter every row matches, and the fields of migration 64.
+    // Each list, its fence kind, a filter every row matches, and the fields of migrations 64 and
+    // 65 (the booleans).
     let lists: [(&str, &str, &str, &[&str]); 5] = [
         (&disks, "instance_disks", r#""id": {"+gte": 0}"#, &["size", "filesystem", "status", "created", "updated"]),
         (&configs, "instance_configs", r#""id": {"+gte": 0}"#, &["kernel", "created", "updated"]),
         ("/account/child-accounts", "child_accounts", r#""company": {"+gte": ""}"#, &["first_name", "last_name"]),
-        ("/account/users", "users", r#""username": {"+gte": ""}"#, &["user_type"]),
-        ("/account/oauth-clients", "oauth_clients", r#""label": {"+gte": ""}"#, &["redirect_uri", "status"]),
+        ("/account/users", "users", r#""username": {"+gte": ""}"#, &["user_type", "restricted"]),
+        ("/account/oauth-clients", "oauth_clients", r#""label": {"+gte": ""}"#, &["redirect_uri", "status", "public"]),
     ];
     for (_, kind, _, fields) in &lists {
         for field in *fields {
@@ -1620,6 +1630,14 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
         let page = api.get_filtered(&format!("{disks}?page=2&page_size=100"), filter).await;
         assert_eq!(page.ok()["results"], db_scalar(&s, &of(cond)).await, "{filter}");
     }
+    for (path, filter, cond) in [
+        ("/account/users", r#"{"restricted": true}"#, format!("account_id = {account} AND restricted")),
+        ("/account/oauth-clients", r#"{"public": false}"#, format!("account_id = {account} AND NOT public")),
+    ] {
+        let table = if path.contains("users") { "users" } else { "oauth_clients" };
+        let page = api.get_filtered(&format!("{path}?page=3&page_size=100"), filter).await;
+        assert_eq!(page.ok()["results"], db_scalar(&s, &format!("SELECT COUNT(*) FROM {table} WHERE {cond}")).await);
+    }
     let r = api.get_filtered(&disks, r#"{"filesystem": {"+neq": "raw"}}"#).await;
     assert_eq!(r.status, 400, "{}", r.body);
     let reason = r.body["errors"][0]["reason"].as_str().unwrap();
@@ -1636,6 +1654,9 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
     db_exec(&s, &format!("UPDATE accounts SET last_name = 'moved' WHERE parent_id = {account} AND id % 6 = 1")).await;
     db_exec(&s, &format!("DELETE FROM users WHERE account_id = {account} AND id % 8 = 3 AND id <> {user}")).await;
     db_exec(&s, "UPDATE oauth_clients SET status = 'active' WHERE seq % 4 = 1").await;
+    db_exec(&s, "UPDATE oauth_clients SET public = (seq % 3 = 0) WHERE seq % 5 = 2").await;
+    let restrict = format!("UPDATE users SET restricted = (id % 2 = 0) WHERE account_id = {account} AND id % 7 = 2");
+    db_exec(&s, &format!("{restrict} AND id <> {user}")).await;
     for (path, field, every) in [
         (disks.as_str(), "size", r#""id": {"+gte": 0}"#),
         (disks.as_str(), "status", r#""id": {"+gte": 0}"#),
@@ -1643,7 +1664,9 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
         (configs.as_str(), "updated", r#""id": {"+gte": 0}"#),
         ("/account/child-accounts", "last_name", r#""company": {"+gte": ""}"#),
         ("/account/users", "user_type", r#""username": {"+gte": ""}"#),
+        ("/account/users", "restricted", r#""username": {"+gte": ""}"#),
         ("/account/oauth-clients", "status", r#""label": {"+gte": ""}"#),
+        ("/account/oauth-clients", "public", r#""label": {"+gte": ""}"#),
     ] {
         order_pages_agree(&s, path, field, 450, every).await;
     }
@@ -1785,27 +1808,56 @@ async fn the_vpc_address_lists_by_active_follow_their_instances_power() {
     }
 }
 
+/// The transfer list in each field's order with fences (creation, change, expiry, token),
+/// counted from both of its columns: every page, both directions, is the page skipping finds,
+/// before and after transfers go, move into the list and change.
 #[tokio::test]
-async fn deep_transfer_pages_by_creation_hold_the_rows_that_skipping_finds() {
+async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_finds() {
     let s = TestServer::start().await;
     let api = s.api();
     let (_, account) = owner(&s).await;
     let theirs = other_account(&s);
     let other = db_scalar(&s, &format!("SELECT MAX(id) FROM accounts WHERE id <> {account}")).await;
     // 13,000 transfers, made by this account or by the other one and accepted here (some of the
-    // other's are not this account's at all), created at times in an order unlike their ids'
-    // and shared by many (ties go by id).
+    // other's are not this account's at all), created, changed and expiring at times in orders
+    // unlike their ids' and shared by many (ties go by id), their tokens (`tok-<n>`) in text
+    // order.
     let cols = "token, account_id, receiver_account_id, status, created, updated, expiry";
     let exprs = format!(
         "'tok-' || CAST(n.i AS TEXT), CASE WHEN n.i % 3 = 0 OR n.i % 5 = 4 THEN {other} ELSE {account} END, \
          CASE WHEN n.i % 3 = 0 THEN {account} END, CASE WHEN n.i % 3 = 0 THEN 'completed' ELSE 'pending' END, \
          '2026-01-01T00:' || CAST(10 + (n.i * 7919) % 50 AS TEXT) || ':' || CAST(10 + n.i % 49 AS TEXT), \
-         '2026-01-01T00:00:00', '2099-01-01T00:00:00'"
+         '2026-01-02T00:' || CAST(10 + (n.i * 31) % 50 AS TEXT) || ':00', \
+         '2099-01-01T00:' || CAST(10 + (n.i * 17) % 43 AS TEXT) || ':00'"
     );
     db_exec(&s, &copies(&s, "service_transfers", cols, &exprs, "SELECT 1 AS one", 13_000)).await;
-    fences_placed(&s, "service_transfers.created").await;
+    const FIELDS: [&str; 4] = ["created", "updated", "expiry", "token"];
+    for field in FIELDS {
+        fences_placed(&s, &format!("service_transfers.{field}")).await;
+    }
     let every = r#""created": {"+gte": "2000-01-01T00:00:00"}"#;
-    order_pages_agree(&s, "/account/service-transfers", "created", 500, every).await;
+    for field in FIELDS {
+        order_pages_agree(&s, "/account/service-transfers", field, 500, every).await;
+    }
+    // Past the budget a filter on each of them is served, with its count.
+    let of = |cond: &str| {
+        format!(
+            "SELECT COUNT(*) FROM service_transfers WHERE (account_id = {account} OR receiver_account_id = {account}) \
+             AND {cond}"
+        )
+    };
+    for (filter, cond) in [
+        (r#"{"updated": "2026-01-02T00:41:00"}"#, "updated = '2026-01-02T00:41:00'"),
+        (r#"{"expiry": {"+lt": "2099-01-01T00:13:00"}}"#, "expiry < '2099-01-01T00:13:00'"),
+        (r#"{"token": "tok-77"}"#, "token = 'tok-77'"),
+    ] {
+        let page = api.get_filtered("/account/service-transfers", filter).await;
+        assert_eq!(page.ok()["results"], db_scalar(&s, &of(cond)).await, "{filter}");
+    }
+    let r = api.get_filtered("/account/service-transfers", r#"{"is_sender": true}"#).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("created, updated, expiry, token"), "{reason}");
     // Transfers that go, that this account accepts (into its list) and whose time moves.
     db_exec(&s, "DELETE FROM service_transfers WHERE id % 13 = 6").await;
     db_exec(
@@ -1817,6 +1869,12 @@ async fn deep_transfer_pages_by_creation_hold_the_rows_that_skipping_finds() {
     )
     .await;
     db_exec(&s, "UPDATE service_transfers SET created = '2026-01-01T00:00:05' WHERE id % 11 = 3").await;
+    db_exec(
+        &s,
+        "UPDATE service_transfers SET updated = '2026-01-03T00:00:00', expiry = '2099-01-01T00:00:01', \
+         token = 'a-' || token WHERE id % 7 = 2",
+    )
+    .await;
     let mine = db_scalar(
         &s,
         &format!(
@@ -1825,7 +1883,9 @@ async fn deep_transfer_pages_by_creation_hold_the_rows_that_skipping_finds() {
     )
     .await;
     assert_eq!(api.get("/account/service-transfers").await.ok()["results"], mine);
-    order_pages_agree(&s, "/account/service-transfers", "created", 450, every).await;
+    for field in FIELDS {
+        order_pages_agree(&s, "/account/service-transfers", field, 450, every).await;
+    }
     // The other account's list, in the same order from its own scope's counts: its deep pages
     // hold its own transfers, the latest creation last.
     let n = db_scalar(&s, &format!("SELECT COUNT(*) FROM service_transfers WHERE account_id = {other}")).await;
