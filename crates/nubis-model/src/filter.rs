@@ -115,6 +115,21 @@ impl Filter {
         Filter { order_by, ..self.clone() }
     }
 
+    /// Whether a condition of the filter is on `path`.
+    pub fn names(&self, path: &str) -> bool {
+        self.cond.as_ref().is_some_and(|c| c.names(path))
+    }
+
+    /// The same filter for a list where the boolean at `path` holds exactly when the integer at
+    /// `field` is at most `at` (an event is seen when its id is at most the viewer's mark): each
+    /// comparison of `path` with true or false also bounds `field` (`+lte` or `+gt` `at`), a
+    /// range an index on the field serves. The comparison itself stays, so the filter keeps its
+    /// meaning if `at` is already out of date when it is read.
+    pub fn bound_by(&self, path: &str, field: &str, at: i64) -> Filter {
+        let cond = self.cond.as_ref().map(|c| c.bound_by(path, field, at));
+        Filter { cond, ..self.clone() }
+    }
+
     /// Whether no record can match (a condition decided false by [`Filter::assume`]).
     pub fn matches_none(&self) -> bool {
         self.cond == Some(Cond::Or(Vec::new()))
@@ -247,6 +262,28 @@ impl Parser<'_> {
 }
 
 impl Cond {
+    fn names(&self, path: &str) -> bool {
+        match self {
+            Cond::And(parts) | Cond::Or(parts) => parts.iter().any(|p| p.names(path)),
+            Cond::Field { path: p, .. } => p == path,
+        }
+    }
+
+    /// [`Filter::bound_by`] for one condition.
+    fn bound_by(&self, path: &str, field: &str, at: i64) -> Cond {
+        match self {
+            Cond::And(parts) => Cond::And(parts.iter().map(|p| p.bound_by(path, field, at)).collect()),
+            Cond::Or(parts) => Cond::Or(parts.iter().map(|p| p.bound_by(path, field, at)).collect()),
+            Cond::Field { path: p, op: op @ (CmpOp::Eq | CmpOp::Neq), value: Value::Bool(b) } if p == path => {
+                let holds = (*op == CmpOp::Eq) == *b;
+                let op = if holds { CmpOp::Lte } else { CmpOp::Gt };
+                let bound = Cond::Field { path: field.to_string(), op, value: Value::from(at) };
+                Cond::And(vec![bound, self.clone()])
+            }
+            Cond::Field { .. } => self.clone(),
+        }
+    }
+
     /// [`Filter::assume`] for one condition: `And([])` always holds, `Or([])` never does.
     fn assume(&self, path: &str, value: &Value) -> Cond {
         let always = || Cond::And(Vec::new());
@@ -435,6 +472,38 @@ mod tests {
         let f = parse(r#"{"id": 3, "+order_by": "region", "+order": "desc"}"#).order_tied("region", "id");
         assert_eq!((f.order_by.as_deref(), f.order, f.cond), (Some("id"), Order::Desc, parse(r#"{"id": 3}"#).cond));
         assert_eq!(parse(r#"{"+order_by": "label"}"#).order_tied("region", "id").order_by.as_deref(), Some("label"));
+    }
+
+    #[test]
+    fn a_boolean_held_up_to_a_mark_bounds_the_field() {
+        const G: &[&str] = &["id", "seen", "action"];
+        let parse = |t: &str| Filter::parse(t, G).unwrap();
+        let bound = |t: &str| parse(t).bound_by("seen", "id", 40);
+        // true (or not false) is at most the mark, false (or not true) past it; the comparison stays.
+        for (text, op) in [
+            (r#"{"seen": true}"#, "+lte"),
+            (r#"{"seen": {"+neq": false}}"#, "+lte"),
+            (r#"{"seen": false}"#, "+gt"),
+            (r#"{"seen": {"+neq": true}}"#, "+gt"),
+        ] {
+            let inner: Value = serde_json::from_str(text).unwrap();
+            let want = parse(&json!({"+and": [{"id": {op: 40}}, inner]}).to_string());
+            assert_eq!(bound(text).cond, want.cond, "{text}");
+        }
+        // Inside +or and +and; other fields and the order untouched; no mention, no change.
+        let f = bound(r#"{"+or": [{"seen": false}, {"action": "x"}], "+order_by": "action"}"#);
+        let want = parse(r#"{"+or": [{"+and": [{"id": {"+gt": 40}}, {"seen": false}]}, {"action": "x"}]}"#);
+        assert_eq!((f.cond, f.order_by.as_deref()), (want.cond, Some("action")));
+        assert!(parse(r#"{"+or": [{"seen": false}]}"#).names("seen"));
+        assert!(!parse(r#"{"action": "seen"}"#).names("seen"));
+        assert_eq!(bound(r#"{"action": "x"}"#), parse(r#"{"action": "x"}"#));
+        // The bound keeps the filter's meaning on records either side of the mark.
+        for text in [r#"{"seen": true}"#, r#"{"seen": {"+neq": true}}"#] {
+            for (id, seen) in [(39, true), (40, true), (41, false)] {
+                let record = json!({"id": id, "seen": seen, "action": "x"});
+                assert_eq!(bound(text).matches(&record), parse(text).matches(&record), "{text} {record}");
+            }
+        }
     }
 
     #[test]

@@ -789,6 +789,42 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
         let ids: Vec<i64> = data.iter().map(|e| e["id"].as_i64().unwrap()).collect();
         assert!(ids.windows(2).all(|w| w[0] > w[1]), "NULL rows descending go by id, newest first: {ids:?}");
     }
+
+    // Past the budget `seen` is served as the range of ids up to the viewer's mark (or past it),
+    // with its count, alone and inside +or; an order by it and `read` stay refused.
+    let mark = db_scalar(&s, "SELECT id FROM events ORDER BY id LIMIT 1 OFFSET 4000").await;
+    api.post_empty(&format!("/account/events/{mark}/seen")).await.ok();
+    let s = &s;
+    let count = |cond: String| async move { db_scalar(s, &format!("SELECT COUNT(*) FROM events WHERE {cond}")).await };
+    let (seen, unseen) = (count(format!("id <= {mark}")).await, count(format!("id > {mark}")).await);
+    assert!(seen > 4_000 && unseen > 4_000, "{seen} seen, {unseen} not");
+    for (filter, want, by_id) in [
+        (r#"{"seen": true}"#, seen, format!(r#"{{"id": {{"+lte": {mark}}}}}"#)),
+        (r#"{"seen": {"+neq": false}}"#, seen, format!(r#"{{"id": {{"+lte": {mark}}}}}"#)),
+        (r#"{"seen": false}"#, unseen, format!(r#"{{"id": {{"+gt": {mark}}}}}"#)),
+        (r#"{"seen": {"+neq": true}}"#, unseen, format!(r#"{{"id": {{"+gt": {mark}}}}}"#)),
+    ] {
+        for page in [1, 3, 9] {
+            let url = format!("/account/events?page={page}&page_size=400");
+            let r = api.get_filtered(&url, filter).await;
+            assert_eq!(r.ok()["results"], want, "{filter}");
+            let data = r.body["data"].as_array().unwrap();
+            let expect_seen = want == seen;
+            assert!(data.iter().all(|e| e["seen"] == expect_seen), "{filter} page {page}");
+            assert_eq!(ids(&r.body), ids(api.get_filtered(&url, &by_id).await.ok()), "{filter} page {page}");
+        }
+    }
+    let either = r#"{"+or": [{"seen": false}, {"action": "vpc_create"}]}"#;
+    let want = count(format!("id > {mark} OR action = 'vpc_create'")).await;
+    assert!(want > unseen + 1_000, "{want}");
+    assert_eq!(api.get_filtered("/account/events?page=2", either).await.ok()["results"], want);
+    for refused in [r#"{"+order_by": "seen"}"#, r#"{"read": true}"#] {
+        let r = api.get_filtered("/account/events", refused).await;
+        assert_eq!(r.status, 400, "{refused}: {}", r.body);
+        assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{refused}");
+        let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains("username, status, seen; order by one of: id, action"), "{reason}");
+    }
 }
 
 #[tokio::test]
