@@ -35,9 +35,8 @@ macro_rules! listed {
 const LISTED: &str = listed!();
 const AND_LISTED: &str = concat!(" AND ", listed!());
 
-/// The fields an index on the account (or the user) and the field serves (migrations 36, 56;
-/// `restricted` as 0 or 1, migration 65).
-const INDEXED: &[&str] = &["datetime", "ip", "username", "restricted"];
+/// The fields an index on the account (or the user) and the field serves (migrations 36, 56).
+const INDEXED: &[&str] = &["datetime", "ip", "username"];
 
 fn login(r: &Row) -> Result<Login> {
     Ok(Login {
