@@ -5,7 +5,8 @@ ranges of VPC interfaces), 0044 (the firewalls of a service), 0047 (orders by fi
 NULL), 0048 (an instance's balancers), 0049 (VLANs), 0050 (an instance's balancers' orders) and 0052
 (more orders: sign-ins, OAuth clients by id, VPC addresses), 0053 (the PostgreSQL functions
 again, an update's rows summed by sign) 0054 (one VPC's addresses, kept per VPC) 0061 (the account's
-addresses in three orders) and 0062 (VPC addresses by `active`) for both
+addresses in three orders), 0062 (VPC addresses by `active`), 0063 (VPC addresses by region and
+profile), 0064 (more fields of five lists) and 0065 (booleans, the transfers' columns) for both
 engines from the tables below: one trigger set per list, so the SQL's repetition has one
 source (0042, which numbers the fences in key order, is written by hand). Usage: scripts/gen-order-fences.py
 
@@ -1088,9 +1089,8 @@ FENCES_65 = [
      {"name": "service_transfers_received", "kinds": False, "shard": 1}),
 ]
 INDEXES_65 = [
-    ("users_account_restricted_order", "users", "account_id, (CASE WHEN restricted THEN 1 ELSE 0 END), id, restricted"),
-    ("oauth_clients_account_public_order", "oauth_clients",
-     "account_id, (CASE WHEN public THEN 1 ELSE 0 END), seq, public"),
+    ("users_account_restricted_order", "users", f"account_id, {key_expr(None, 'restricted', None, 'bool')}, id, restricted"),
+    ("oauth_clients_account_public_order", "oauth_clients", f"account_id, {key_expr(None, 'public', None, 'bool')}, seq, public"),
 ] + [(f"service_transfers_{side}_{col}", "service_transfers", f"{scope}, {col}, id")
      for side, scope in (("sent", "account_id"), ("received", "receiver_account_id"))
      for _, col, _ in TRANSFER_FIELDS]
