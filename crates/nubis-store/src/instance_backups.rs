@@ -284,42 +284,37 @@ impl Store {
     /// The backup state of some instances: `(instance_id, state)` for those with a schedule or
     /// a successful backup.
     pub async fn backup_states(&self, instance_ids: &[i64]) -> Result<Vec<(i64, BackupState)>> {
-        let mut out: Vec<(i64, BackupState)> = Vec::new();
-        let keys = crate::sql::Keys::Ids(instance_ids);
+        // One statement for both: the schedules, then the successful backups (one round trip
+        // where a page of instances reads them).
         let rows = self
             .fetch_in_rows(
-                "SELECT instance_id, sched_day, sched_window FROM instance_backup_schedules",
-                "instance_id",
-                keys,
-                "instance_id",
-            )
-            .await?;
-        for r in &rows {
-            let state =
-                BackupState { day: r.opt_str("sched_day")?, window: r.opt_str("sched_window")?, last_successful: None };
-            out.push((r.i64("instance_id")?, state));
-        }
-        let rows = self
-            .fetch_in_rows(
-                "SELECT instance_id, finished FROM (SELECT instance_id, finished FROM instance_backups \
+                "SELECT instance_id, sched_day, sched_window, finished FROM (\
+                 SELECT instance_id, sched_day, sched_window, CAST(NULL AS TEXT) AS finished \
+                 FROM instance_backup_schedules UNION ALL \
+                 SELECT instance_id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), finished FROM instance_backups \
                  WHERE status = 'successful') b",
                 "instance_id",
                 crate::sql::Keys::Ids(instance_ids),
                 "instance_id",
             )
             .await?;
+        let mut out: Vec<(i64, BackupState)> = Vec::new();
         for r in &rows {
-            let (id, finished) = (r.i64("instance_id")?, r.opt_ts("finished")?);
-            let i = match out.iter().position(|(x, _)| *x == id) {
-                Some(i) => i,
-                None => {
-                    out.push((id, BackupState::default()));
-                    out.len() - 1
-                }
-            };
-            let slot = &mut out[i].1.last_successful;
-            if finished > *slot {
-                *slot = finished;
+            let id = r.i64("instance_id")?;
+            // Rows come in instance order: an instance's slot, if it has one, is the last.
+            if out.last().is_none_or(|(x, _)| *x != id) {
+                out.push((id, BackupState::default()));
+            }
+            let state = &mut out.last_mut().expect("pushed above").1;
+            if let Some(day) = r.opt_str("sched_day")? {
+                state.day = Some(day);
+            }
+            if let Some(window) = r.opt_str("sched_window")? {
+                state.window = Some(window);
+            }
+            let finished = r.opt_ts("finished")?;
+            if finished > state.last_successful {
+                state.last_successful = finished;
             }
         }
         Ok(out)

@@ -92,7 +92,10 @@ enum Cell {
     Bool,
     F64,
     F32,
+    /// PostgreSQL's text types, decoded without sqlx's check of the type per cell.
     Text,
+    /// Any other type, decoded as text with sqlx's check (which refuses what is not text).
+    Other,
 }
 
 impl Cell {
@@ -104,30 +107,47 @@ impl Cell {
             "BOOL" => Cell::Bool,
             "FLOAT8" => Cell::F64,
             "FLOAT4" => Cell::F32,
-            _ => Cell::Text,
+            "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" => Cell::Text,
+            _ => Cell::Other,
         }
     }
 }
 
+/// One cell, decoded as its column's [`Cell`] says. The kind was read from the column's type
+/// once for the whole result, so sqlx's check of the type on each cell is skipped
+/// (`try_get_unchecked`) for the types [`Cell::of`] names; the rest keep the check.
 fn cell(r: &PgRow, i: usize, kind: Cell) -> Result<Val> {
     let get_err =
         |e: sqlx::Error| Error::Internal(format!("postgres column {i} ({}): {e}", r.columns()[i].type_info().name()));
     Ok(match kind {
-        Cell::I64 => r.try_get::<Option<i64>, _>(i).map_err(get_err)?.map(Val::I64).unwrap_or(Val::Null(Kind::Int)),
-        Cell::I32 => {
-            r.try_get::<Option<i32>, _>(i).map_err(get_err)?.map(|v| Val::I64(v.into())).unwrap_or(Val::Null(Kind::Int))
+        Cell::I64 => {
+            r.try_get_unchecked::<Option<i64>, _>(i).map_err(get_err)?.map(Val::I64).unwrap_or(Val::Null(Kind::Int))
         }
-        Cell::I16 => {
-            r.try_get::<Option<i16>, _>(i).map_err(get_err)?.map(|v| Val::I64(v.into())).unwrap_or(Val::Null(Kind::Int))
+        Cell::I32 => r
+            .try_get_unchecked::<Option<i32>, _>(i)
+            .map_err(get_err)?
+            .map(|v| Val::I64(v.into()))
+            .unwrap_or(Val::Null(Kind::Int)),
+        Cell::I16 => r
+            .try_get_unchecked::<Option<i16>, _>(i)
+            .map_err(get_err)?
+            .map(|v| Val::I64(v.into()))
+            .unwrap_or(Val::Null(Kind::Int)),
+        Cell::Bool => {
+            r.try_get_unchecked::<Option<bool>, _>(i).map_err(get_err)?.map(Val::Bool).unwrap_or(Val::Null(Kind::Bool))
         }
-        Cell::Bool => r.try_get::<Option<bool>, _>(i).map_err(get_err)?.map(Val::Bool).unwrap_or(Val::Null(Kind::Bool)),
-        Cell::F64 => r.try_get::<Option<f64>, _>(i).map_err(get_err)?.map(Val::F64).unwrap_or(Val::Null(Kind::Real)),
+        Cell::F64 => {
+            r.try_get_unchecked::<Option<f64>, _>(i).map_err(get_err)?.map(Val::F64).unwrap_or(Val::Null(Kind::Real))
+        }
         Cell::F32 => r
-            .try_get::<Option<f32>, _>(i)
+            .try_get_unchecked::<Option<f32>, _>(i)
             .map_err(get_err)?
             .map(|v| Val::F64(v.into()))
             .unwrap_or(Val::Null(Kind::Real)),
         Cell::Text => {
+            r.try_get_unchecked::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text))
+        }
+        Cell::Other => {
             r.try_get::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text))
         }
     })

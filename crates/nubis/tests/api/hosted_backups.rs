@@ -161,6 +161,20 @@ async fn a_snapshot_needs_the_service_and_holds_the_disks_and_profiles() {
     let rec = api.get(&format!("/compute/instances/{i}")).await.ok()["backups"].clone();
     assert_eq!(rec["available"], true);
     assert_eq!(rec["last_successful"], second["finished"]);
+    // The list shows each instance's schedule and last backup, read together for the page:
+    // this one's both, another's neither.
+    let schedule = json!({"day": "Monday", "window": "W10"});
+    api.put(&format!("/compute/instances/{i}"), json!({"backups": {"schedule": schedule.clone()}})).await.ok();
+    let plain = id(&create_instance(&api, "us-east", json!({"label": "plain", "booted": false})).await);
+    let page = api.get("/compute/instances?page_size=500").await.ok().clone();
+    let listed = |wanted: i64| {
+        page["data"].as_array().unwrap().iter().find(|r| r["id"] == wanted).expect("listed")["backups"].clone()
+    };
+    let (mine, theirs) = (listed(i), listed(plain));
+    assert_eq!((mine["schedule"].clone(), mine["last_successful"].clone()), (schedule, second["finished"].clone()));
+    assert_eq!(mine["available"], true);
+    assert_eq!(theirs["schedule"], json!({"day": null, "window": null}), "{theirs}");
+    assert_eq!((theirs["last_successful"].clone(), theirs["available"].clone()), (Value::Null, json!(false)));
     assert!(event_actions(&api).await.contains(&"instance_snapshot".to_string()));
     // Another account sees none of it.
     other_account(&s).get(&backups(i)).await.expect_error(404, "-");
