@@ -16,7 +16,7 @@ use crate::db::query;
 use crate::pages::LOCATE_FROM;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_order, push_page, served, unserved,
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_order, push_page, served, unserved_apart,
 };
 use crate::{Store, Tx};
 
@@ -117,15 +117,50 @@ const TRANSFER_KIND: &str = "service_transfers";
 /// (migration 52), change, expiry and token (migration 65). Each is a column of the transfer.
 const TRANSFER_INDEXED: &[&str] = &["created", "updated", "expiry", "token"];
 
-/// `FROM` and the visibility of the list: transfers the account created or accepted.
-fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp) {
+/// The fields a condition is served on past [`SCAN_BUDGET`]: those of [`TRANSFER_INDEXED`], and
+/// `is_sender`, which picks the half of the list a transfer is in ([`HALVES`]).
+const TRANSFER_FILTERED: &[&str] = &["is_sender", "created", "updated", "expiry", "token"];
+
+/// The two halves of the list, each a range of its column's indexes: the transfers the account
+/// made (`is_sender` true) and those it accepted (false; never its own, as the account that
+/// made a transfer cannot accept it, and the condition on the maker says so to the database).
+const HALVES: [(&str, bool); 2] = [("t.account_id = ", true), ("t.receiver_account_id = ", false)];
+
+/// `FROM` and the visibility of the list: transfers the account created or accepted, or, with
+/// `half` (one of [`HALVES`]), those of that half alone.
+fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp, half: Option<(&str, bool)>) {
     sql.push(" FROM service_transfers t CROSS JOIN (SELECT CAST(");
     sql.bind(Val::Str(now.to_string()));
     sql.push(" AS TEXT) AS now_ts, CAST(");
     sql.bind(Val::I64(account_id));
-    sql.push(
-        " AS BIGINT) AS viewer) clock WHERE (t.account_id = clock.viewer OR t.receiver_account_id = clock.viewer)",
-    );
+    sql.push(" AS BIGINT) AS viewer) clock WHERE ");
+    match half {
+        None => {
+            sql.push("(t.account_id = clock.viewer OR t.receiver_account_id = clock.viewer)");
+        }
+        Some((column, sender)) => {
+            sql.push(column).bind(Val::I64(account_id));
+            if !sender {
+                sql.push(" AND t.account_id <> ").bind(Val::I64(account_id));
+            }
+        }
+    }
+}
+
+/// The order of a page read by [`HALVES`] (the list's own, newest first, or by a field of
+/// [`TRANSFER_INDEXED`]), without the table's prefix; `None` for any other order.
+fn halves_order(filter: &Filter) -> Option<String> {
+    let dir = if filter.order == Order::Desc { " DESC" } else { "" };
+    match filter.order_by.as_deref() {
+        None => Some("id DESC".to_string()),
+        Some(f) if TRANSFER_INDEXED.contains(&f) => Some(format!("{f}{dir}, id{dir}")),
+        Some(_) => None,
+    }
+}
+
+/// `order` ([`halves_order`]) with each term on `table`.
+fn on(table: &str, order: &str) -> String {
+    order.split(", ").map(|t| format!("{table}.{t}")).collect::<Vec<_>>().join(", ")
 }
 
 impl Tx<'_> {
@@ -501,16 +536,55 @@ impl Store {
             sql.push(&format!(") x ORDER BY {} LIMIT ", order.replace("t.", "x."))).bind(Val::I64(size));
             sql.push(" OFFSET ").bind(Val::I64(skip));
             (sql.query().fetch_all(self.r()).await?, kept)
+        } else if let Some(order) = halves_order(filter).filter(|_| filter.names("is_sender")) {
+            // `is_sender` decided in each half: each half reads its column's index range with
+            // what is left of the filter, counted and merged in the page's order.
+            let mut parts = Vec::new();
+            for half in HALVES {
+                let f = filter.assume("is_sender", &serde_json::Value::Bool(half.1));
+                if f.matches_none() {
+                    continue;
+                }
+                if !served(&f, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+                    return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
+                }
+                parts.push((half, f));
+            }
+            let mut total = 0;
+            for (half, f) in &parts {
+                let mut count = Sql::new("SELECT COUNT(*)");
+                list_scope(&mut count, account_id, now, Some(*half));
+                push_filter(&mut count, self.backend(), COLUMNS, f)?;
+                total += count.query().fetch_i64(self.r()).await?;
+            }
+            if parts.is_empty() {
+                return Ok((Vec::new(), 0));
+            }
+            let mut sql = Sql::new("SELECT * FROM (");
+            for (i, (half, f)) in parts.iter().enumerate() {
+                if i > 0 {
+                    sql.push(" UNION ALL ");
+                }
+                sql.push(&format!("SELECT * FROM (SELECT {COLS}"));
+                list_scope(&mut sql, account_id, now, Some(*half));
+                push_filter(&mut sql, self.backend(), COLUMNS, f)?;
+                sql.push(&format!(" ORDER BY {} LIMIT ", on("t", &order)));
+                sql.bind(Val::I64((offset as i64).saturating_add(size)));
+                sql.push(&format!(") part{i}"));
+            }
+            sql.push(&format!(") x ORDER BY {} LIMIT ", on("x", &order))).bind(Val::I64(size));
+            sql.push(" OFFSET ").bind(Val::I64(offset as i64));
+            (sql.query().fetch_all(self.r()).await?, total)
         } else {
             if !served(filter, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
-                return Err(unserved(kept, TRANSFER_INDEXED));
+                return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
             }
             let mut count = Sql::new("SELECT COUNT(*)");
-            list_scope(&mut count, account_id, now);
+            list_scope(&mut count, account_id, now, None);
             push_filter(&mut count, self.backend(), COLUMNS, filter)?;
             let total = count.query().fetch_i64(self.r()).await?;
             let mut sql = Sql::new(&format!("SELECT {COLS}"));
-            list_scope(&mut sql, account_id, now);
+            list_scope(&mut sql, account_id, now, None);
             push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
             push_order(&mut sql, COLUMNS, filter, "t.id DESC")?;
             push_page(&mut sql, page, page_size);
