@@ -126,7 +126,21 @@ impl Filter {
     /// range an index on the field serves. The comparison itself stays, so the filter keeps its
     /// meaning if `at` is already out of date when it is read.
     pub fn bound_by(&self, path: &str, field: &str, at: i64) -> Filter {
-        let cond = self.cond.as_ref().map(|c| c.bound_by(path, field, at));
+        self.rewrite(path, |op, value| match (op, value) {
+            (CmpOp::Eq | CmpOp::Neq, Value::Bool(b)) => {
+                let side = if (op == CmpOp::Eq) == *b { CmpOp::Lte } else { CmpOp::Gt };
+                let bound = Cond::Field { path: field.to_string(), op: side, value: Value::from(at) };
+                Some(Cond::And(vec![bound, Cond::Field { path: path.to_string(), op, value: value.clone() }]))
+            }
+            _ => None,
+        })
+    }
+
+    /// The same filter with each comparison on `path` replaced by what `with` makes of its
+    /// operator and value, where it makes something (a field the list computes, written as
+    /// conditions on the columns it is computed from); the others stay.
+    pub fn rewrite(&self, path: &str, with: impl Fn(CmpOp, &Value) -> Option<Cond>) -> Filter {
+        let cond = self.cond.as_ref().map(|c| c.rewrite(path, &with));
         Filter { cond, ..self.clone() }
     }
 
@@ -269,17 +283,12 @@ impl Cond {
         }
     }
 
-    /// [`Filter::bound_by`] for one condition.
-    fn bound_by(&self, path: &str, field: &str, at: i64) -> Cond {
+    /// [`Filter::rewrite`] for one condition.
+    fn rewrite(&self, path: &str, with: &impl Fn(CmpOp, &Value) -> Option<Cond>) -> Cond {
         match self {
-            Cond::And(parts) => Cond::And(parts.iter().map(|p| p.bound_by(path, field, at)).collect()),
-            Cond::Or(parts) => Cond::Or(parts.iter().map(|p| p.bound_by(path, field, at)).collect()),
-            Cond::Field { path: p, op: op @ (CmpOp::Eq | CmpOp::Neq), value: Value::Bool(b) } if p == path => {
-                let holds = (*op == CmpOp::Eq) == *b;
-                let op = if holds { CmpOp::Lte } else { CmpOp::Gt };
-                let bound = Cond::Field { path: field.to_string(), op, value: Value::from(at) };
-                Cond::And(vec![bound, self.clone()])
-            }
+            Cond::And(parts) => Cond::And(parts.iter().map(|p| p.rewrite(path, with)).collect()),
+            Cond::Or(parts) => Cond::Or(parts.iter().map(|p| p.rewrite(path, with)).collect()),
+            Cond::Field { path: p, op, value } if p == path => with(*op, value).unwrap_or_else(|| self.clone()),
             Cond::Field { .. } => self.clone(),
         }
     }
@@ -472,6 +481,28 @@ mod tests {
         let f = parse(r#"{"id": 3, "+order_by": "region", "+order": "desc"}"#).order_tied("region", "id");
         assert_eq!((f.order_by.as_deref(), f.order, f.cond), (Some("id"), Order::Desc, parse(r#"{"id": 3}"#).cond));
         assert_eq!(parse(r#"{"+order_by": "label"}"#).order_tied("region", "id").order_by.as_deref(), Some("label"));
+    }
+
+    #[test]
+    fn a_rewrite_replaces_the_comparisons_on_its_field_where_it_makes_something() {
+        const G: &[&str] = &["status", "token"];
+        let parse = |t: &str| Filter::parse(t, G).unwrap();
+        let rewrite = |t: &str| {
+            parse(t).rewrite("status", |op, v| {
+                (op == CmpOp::Eq).then(|| Cond::Field { path: "kept".into(), op, value: json!(format!("{v}!")) })
+            })
+        };
+        let kept = |v: &str| Cond::Field { path: "kept".into(), op: CmpOp::Eq, value: json!(v) };
+        assert_eq!(rewrite(r#"{"status": "a"}"#).cond, Some(kept("\"a\"!")));
+        // Inside +or and +and; other fields, other operators (`None`) and the order untouched.
+        let f = rewrite(
+            r#"{"+or": [{"status": "b"}, {"+and": [{"token": "t"}, {"status": {"+neq": "c"}}]}], "+order_by": "status"}"#,
+        );
+        let Some(Cond::Or(parts)) = &f.cond else { panic!("{f:?}") };
+        assert_eq!(parts[0], kept("\"b\"!"));
+        assert_eq!(parts[1], parse(r#"{"token": "t", "status": {"+neq": "c"}}"#).cond.unwrap());
+        assert_eq!(f.order_by.as_deref(), Some("status"));
+        assert_eq!(rewrite(r#"{"token": "x"}"#), parse(r#"{"token": "x"}"#));
     }
 
     #[test]

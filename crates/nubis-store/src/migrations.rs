@@ -80,6 +80,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(63, "vpc_address_orders", "0063_vpc_address_orders.sql"),
     migration!(64, "more_fields", "0064_more_fields.sql"),
     migration!(65, "booleans_and_transfers", "0065_booleans_and_transfers.sql"),
+    migration!(66, "transfer_status", "0066_transfer_status.sql"),
 ];
 
 impl Store {

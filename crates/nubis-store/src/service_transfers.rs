@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::Row;
-use nubis_model::filter::{Filter, Order};
+use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use nubis_model::service_transfer::TransferStatus;
 use nubis_model::{Error, Result, Timestamp};
 
@@ -16,7 +16,7 @@ use crate::db::query;
 use crate::pages::LOCATE_FROM;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_order, push_page, served, unserved_apart,
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_order, push_page, served_apart, unserved_apart,
 };
 use crate::{Store, Tx};
 
@@ -103,6 +103,9 @@ const COLUMNS: &[Column] = &[
         kind: ColKind::Text,
     },
     Column { path: "is_sender", expr: "(t.account_id = clock.viewer)", kind: ColKind::Bool },
+    // The status as stored, which `status` is read from past the budget ([`stored_status`]); no
+    // client names it (the API's filter takes only the list's fields).
+    Column { path: "stored_status", expr: "t.status", kind: ColKind::Text },
     Column { path: "created", expr: "t.created", kind: ColKind::Text },
     Column { path: "updated", expr: "t.updated", kind: ColKind::Text },
     Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
@@ -117,9 +120,33 @@ const TRANSFER_KIND: &str = "service_transfers";
 /// (migration 52), change, expiry and token (migration 65). Each is a column of the transfer.
 const TRANSFER_INDEXED: &[&str] = &["created", "updated", "expiry", "token"];
 
-/// The fields a condition is served on past [`SCAN_BUDGET`]: those of [`TRANSFER_INDEXED`], and
-/// `is_sender`, which picks the half of the list a transfer is in ([`HALVES`]).
-const TRANSFER_FILTERED: &[&str] = &["is_sender", "created", "updated", "expiry", "token"];
+/// The fields a condition is served on past [`SCAN_BUDGET`], as a client names them: those of
+/// [`TRANSFER_INDEXED`]; `is_sender`, which picks the half of the list a transfer is in
+/// ([`HALVES`]); and `status` for equality ([`stored_status`]).
+const TRANSFER_FILTERED: &[&str] = &["status", "is_sender", "created", "updated", "expiry", "token"];
+/// [`TRANSFER_FILTERED`] as the filter reads once `is_sender` and `status` are written out: an
+/// index on (scope, status, expiry, id) on each of the list's columns serves the stored status
+/// (migration 66).
+const TRANSFER_CONDS: &[&str] = &["stored_status", "created", "updated", "expiry", "token"];
+
+/// The filter with each equality on `status` written on the stored status and the expiry. The
+/// list shows a pending transfer as stale from its expiry on, before the sweep marks it
+/// (`transfers_mark_stale`): `pending` is the stored pending ones not yet expired, `stale` the
+/// stored stale ones and the pending ones expired, any other status the stored one. `now` is the
+/// time the list's `status` is computed at.
+fn stored_status(filter: &Filter, now: Timestamp) -> Filter {
+    let field = |path: &str, op, value: serde_json::Value| Cond::Field { path: path.to_string(), op, value };
+    let stored = |status: &str| field("stored_status", CmpOp::Eq, status.into());
+    filter.rewrite("status", |op, value| {
+        let (CmpOp::Eq, serde_json::Value::String(status)) = (op, value) else { return None };
+        let expiry = |op| field("expiry", op, now.to_string().into());
+        Some(match status.as_str() {
+            "pending" => Cond::And(vec![stored("pending"), expiry(CmpOp::Gt)]),
+            "stale" => Cond::Or(vec![stored("stale"), Cond::And(vec![stored("pending"), expiry(CmpOp::Lte)])]),
+            other => stored(other),
+        })
+    })
+}
 
 /// The two halves of the list, each a range of its column's indexes: the transfers the account
 /// made (`is_sender` true) and those it accepted (false; never its own, as the account that
@@ -486,6 +513,7 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<TransferRow>, u64)> {
+        let filter = &stored_status(filter, now);
         let offset = page.saturating_sub(1).saturating_mul(page_size).min(i64::MAX as u64);
         let kept = self.kept_count(account_id, TRANSFER_KIND).await?;
         let size = page_size.min(i64::MAX as u64) as i64;
@@ -545,7 +573,7 @@ impl Store {
                 if f.matches_none() {
                     continue;
                 }
-                if !served(&f, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+                if !served_apart(&f, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
                     return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
                 }
                 parts.push((half, f));
@@ -576,7 +604,7 @@ impl Store {
             sql.push(" OFFSET ").bind(Val::I64(offset as i64));
             (sql.query().fetch_all(self.r()).await?, total)
         } else {
-            if !served(filter, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+            if !served_apart(filter, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
                 return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
             }
             let mut count = Sql::new("SELECT COUNT(*)");

@@ -1884,12 +1884,31 @@ async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_fi
         let page = api.get_filtered("/account/service-transfers", filter).await;
         assert_eq!(page.ok()["results"], db_scalar(&s, &of(cond)).await, "{filter}");
     }
-    sender_pages_agree(&s, account).await;
-    // The order by `is_sender` is not one index range: refused, naming what is served in each.
-    let r = api.get_filtered("/account/service-transfers", r#"{"+order_by": "is_sender"}"#).await;
-    assert_eq!(r.status, 400, "{}", r.body);
-    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
-    assert!(reason.contains("is_sender, created, updated, expiry, token; order by one of: id, created"), "{reason}");
+    // Some transfers stale, some pending past their expiry (stale to the list before the sweep).
+    db_exec(&s, "UPDATE service_transfers SET status = 'stale' WHERE id % 17 = 5 AND status = 'pending'").await;
+    db_exec(&s, "UPDATE service_transfers SET expiry = '2020-01-01T00:00:00' WHERE id % 19 = 7 AND status = 'pending'")
+        .await;
+    transfer_filters_agree(&s, account).await;
+    // The sweep marks the lapsed ones stale in the background; the bulk writes below wait for it
+    // (on PostgreSQL two writers of the same rows in different orders deadlock).
+    for _ in 0..150 {
+        let lapsed = "SELECT COUNT(*) FROM service_transfers WHERE status = 'pending' AND expiry < '2050-01-01'";
+        if db_scalar(&s, lapsed).await == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // The orders by `is_sender` and `status` are not one index range: refused, naming what is
+    // served in each.
+    for order in ["is_sender", "status"] {
+        let r = api.get_filtered("/account/service-transfers", &format!(r#"{{"+order_by": "{order}"}}"#)).await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("status, is_sender, created, updated, expiry, token; order by one of: id, created"),
+            "{reason}"
+        );
+    }
     // Transfers that go, that this account accepts (into its list) and whose time moves.
     db_exec(&s, "DELETE FROM service_transfers WHERE id % 13 = 6").await;
     db_exec(
@@ -1918,7 +1937,7 @@ async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_fi
     for field in FIELDS {
         order_pages_agree(&s, "/account/service-transfers", field, 450, every).await;
     }
-    sender_pages_agree(&s, account).await;
+    transfer_filters_agree(&s, account).await;
     // The other account's list, in the same order from its own scope's counts: its deep pages
     // hold its own transfers, the latest creation last.
     let n = db_scalar(&s, &format!("SELECT COUNT(*) FROM service_transfers WHERE account_id = {other}")).await;
@@ -1940,32 +1959,52 @@ async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_fi
 }
 
 /// Past the budget, `is_sender` in a transfer filter picks the half of the list (made, accepted)
-/// each part of the filter holds in: pages of each half, of a `+or` across the halves and of a
-/// contradiction hold what the database says, in their order, with their counts.
-async fn sender_pages_agree(s: &TestServer, account: i64) {
+/// each part of the filter holds in, and `status` is read as the stored status and the expiry (a
+/// pending transfer past its expiry shows as stale before the sweep marks it): pages of each
+/// half, of each status, of `+or`s across them and of a contradiction hold what the database
+/// says, in their order, with their counts.
+async fn transfer_filters_agree(s: &TestServer, account: i64) {
     let api = s.api();
     let made = format!("account_id = {account}");
     let accepted = format!("receiver_account_id = {account} AND account_id <> {account}");
+    // The test's times: expiries are in 2099 or, for those that lapsed, in 2020.
+    let stale = "(status = 'stale' OR (status = 'pending' AND expiry < '2050-01-01'))";
+    let pending = "(status = 'pending' AND expiry > '2050-01-01')";
     for (filter, cond, order, page) in [
         (r#"{"is_sender": true}"#.to_string(), made.clone(), "id DESC", 3),
         (r#"{"is_sender": false, "+order_by": "created", "+order": "asc"}"#.into(), accepted.clone(), "created, id", 2),
         (
             r#"{"+or": [{"is_sender": false}, {"token": "tok-1"}], "+order_by": "expiry", "+order": "desc"}"#.into(),
-            format!("(({accepted}) OR (token = 'tok-1' AND ({made} OR receiver_account_id = {account})))"),
+            format!("(({accepted}) OR token = 'tok-1')"),
             "expiry DESC, id DESC",
             4,
         ),
         (r#"{"is_sender": true, "+order_by": "token", "+order": "asc"}"#.into(), made.clone(), "token, id", 5),
         (r#"{"+and": [{"is_sender": true}, {"is_sender": false}]}"#.into(), "1 = 0".into(), "id", 1),
+        (r#"{"status": "stale"}"#.into(), stale.into(), "id DESC", 2),
+        (r#"{"status": "pending", "+order_by": "expiry", "+order": "asc"}"#.into(), pending.into(), "expiry, id", 3),
+        (
+            r#"{"status": "completed", "is_sender": false}"#.into(),
+            format!("status = 'completed' AND {accepted}"),
+            "id DESC",
+            2,
+        ),
+        (
+            r#"{"+or": [{"status": "stale"}, {"token": "tok-2"}], "+order_by": "created", "+order": "desc"}"#.into(),
+            format!("({stale} OR token = 'tok-2')"),
+            "created DESC, id DESC",
+            1,
+        ),
     ] {
         let r = api.get_filtered(&format!("/account/service-transfers?page={page}&page_size=100"), &filter).await;
         let body = r.ok().clone();
-        let total = db_scalar(s, &format!("SELECT COUNT(*) FROM service_transfers WHERE {cond}")).await;
+        let mine = format!("(account_id = {account} OR receiver_account_id = {account}) AND {cond}");
+        let total = db_scalar(s, &format!("SELECT COUNT(*) FROM service_transfers WHERE {mine}")).await;
         assert_eq!(body["results"], total, "{filter}");
         let want = db_texts(
             s,
             &format!(
-                "SELECT token FROM service_transfers WHERE {cond} ORDER BY {order} LIMIT 100 OFFSET {}",
+                "SELECT token FROM service_transfers WHERE {mine} ORDER BY {order} LIMIT 100 OFFSET {}",
                 (page - 1) * 100
             ),
         )
@@ -1975,6 +2014,12 @@ async fn sender_pages_agree(s: &TestServer, account: i64) {
         assert_eq!(got, want, "{filter}");
         assert!(total == 0 || !got.is_empty(), "{filter}: page {page} of {total}");
     }
+    // A status compared otherwise than for equality is not one index range: refused, naming
+    // what is served.
+    let r = api.get_filtered("/account/service-transfers", r#"{"status": {"+neq": "pending"}}"#).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("status, is_sender, created, updated, expiry, token; order by"), "{reason}");
 }
 
 /// Every list in a field's order with fences reads the keys of a deep page (the rows it skips
