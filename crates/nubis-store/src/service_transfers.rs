@@ -174,9 +174,9 @@ fn list_scope(sql: &mut Sql, account_id: i64, now: Timestamp, half: Option<(&str
     }
 }
 
-/// The order of a page read by [`HALVES`] (the list's own, newest first, or by a field of
-/// [`TRANSFER_INDEXED`]), without the table's prefix; `None` for any other order.
-fn halves_order(filter: &Filter) -> Option<String> {
+/// The order of a page read as its [`HALVES`] merged ([`merged`]): the list's own, newest first,
+/// or by a field of [`TRANSFER_INDEXED`], without the table's prefix; `None` for any other order.
+fn merged_order(filter: &Filter) -> Option<String> {
     let dir = if filter.order == Order::Desc { " DESC" } else { "" };
     match filter.order_by.as_deref() {
         None => Some("id DESC".to_string()),
@@ -185,9 +185,34 @@ fn halves_order(filter: &Filter) -> Option<String> {
     }
 }
 
-/// `order` ([`halves_order`]) with each term on `table`.
+/// `order` ([`merged_order`]) with each term on `table`.
 fn on(table: &str, order: &str) -> String {
     order.split(", ").map(|t| format!("{table}.{t}")).collect::<Vec<_>>().join(", ")
+}
+
+/// A page of `size` rows after `skip`, from parts each read in `order` ([`merged_order`]) up to
+/// the page's end and merged: `part` writes the `i`th part's `SELECT ... WHERE ...` (`t` the
+/// transfers).
+fn merged(
+    parts: usize,
+    order: &str,
+    skip: i64,
+    size: i64,
+    mut part: impl FnMut(&mut Sql, usize) -> Result<()>,
+) -> Result<Sql> {
+    let mut sql = Sql::new("SELECT * FROM (");
+    for i in 0..parts {
+        if i > 0 {
+            sql.push(" UNION ALL ");
+        }
+        sql.push("SELECT * FROM (");
+        part(&mut sql, i)?;
+        sql.push(&format!(" ORDER BY {} LIMIT ", on("t", order))).bind(Val::I64(skip.saturating_add(size)));
+        sql.push(&format!(") part{i}"));
+    }
+    sql.push(&format!(") x ORDER BY {} LIMIT ", on("x", order))).bind(Val::I64(size));
+    sql.push(" OFFSET ").bind(Val::I64(skip));
+    Ok(sql)
 }
 
 impl Tx<'_> {
@@ -519,17 +544,12 @@ impl Store {
         let size = page_size.min(i64::MAX as u64) as i64;
         // The fenced column the page is ordered by, if any (`id` is the list's own order).
         let by = filter.order_by.as_deref().filter(|f| TRANSFER_INDEXED.contains(f));
-        let (rows, total) = if filter.cond.is_none() && (filter.order_by.is_none() || by.is_some()) {
+        let (rows, total) = if let Some(order) = merged_order(filter).filter(|_| filter.cond.is_none()) {
             // The list is two index ranges (made, accepted) merged in its order; a deep page
             // starts at the block of ids the kept block counts locate, or at the range of the
             // field's order fences, and reads at most the rows skipped in it and a page of each
             // range.
             let desc = by.is_none() || filter.order == Order::Desc;
-            let order = match (by, desc) {
-                (None, _) => "t.id DESC".to_string(),
-                (Some(f), true) => format!("t.{f} DESC, t.id DESC"),
-                (Some(f), false) => format!("t.{f}, t.id"),
-            };
             let mut block = None;
             let mut fence = None;
             let skip = match (by, offset >= LOCATE_FROM) {
@@ -545,26 +565,19 @@ impl Store {
                     }
                 }
             };
-            let mut sql = Sql::new("SELECT * FROM (");
-            for (i, column) in ["t.account_id", "t.receiver_account_id"].into_iter().enumerate() {
-                if i > 0 {
-                    sql.push(" UNION ALL ");
-                }
-                sql.push(&format!("SELECT * FROM (SELECT {COLS} FROM service_transfers t WHERE {column} = "));
+            let sql = merged(HALVES.len(), &order, skip, size, |sql, i| {
+                sql.push(&format!("SELECT {COLS} FROM service_transfers t WHERE {}", HALVES[i].0));
                 sql.bind(Val::I64(account_id));
                 if let Some(at) = &block {
-                    at.push_start(&mut sql, "t.id", true);
+                    at.push_start(sql, "t.id", true);
                 }
                 if let (Some(at), Some(f)) = (&fence, by) {
-                    at.push_bound(&mut sql, &format!("t.{f}"), "t.id");
+                    at.push_bound(sql, &format!("t.{f}"), "t.id");
                 }
-                sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(skip.saturating_add(size)));
-                sql.push(&format!(") part{i}"));
-            }
-            sql.push(&format!(") x ORDER BY {} LIMIT ", order.replace("t.", "x."))).bind(Val::I64(size));
-            sql.push(" OFFSET ").bind(Val::I64(skip));
+                Ok(())
+            })?;
             (sql.query().fetch_all(self.r()).await?, kept)
-        } else if let Some(order) = halves_order(filter).filter(|_| filter.names("is_sender")) {
+        } else if let Some(order) = merged_order(filter).filter(|_| filter.names("is_sender")) {
             // `is_sender` decided in each half: each half reads its column's index range with
             // what is left of the filter, counted and merged in the page's order.
             let mut parts = Vec::new();
@@ -588,20 +601,12 @@ impl Store {
             if parts.is_empty() {
                 return Ok((Vec::new(), 0));
             }
-            let mut sql = Sql::new("SELECT * FROM (");
-            for (i, (half, f)) in parts.iter().enumerate() {
-                if i > 0 {
-                    sql.push(" UNION ALL ");
-                }
-                sql.push(&format!("SELECT * FROM (SELECT {COLS}"));
-                list_scope(&mut sql, account_id, now, Some(*half));
-                push_filter(&mut sql, self.backend(), COLUMNS, f)?;
-                sql.push(&format!(" ORDER BY {} LIMIT ", on("t", &order)));
-                sql.bind(Val::I64((offset as i64).saturating_add(size)));
-                sql.push(&format!(") part{i}"));
-            }
-            sql.push(&format!(") x ORDER BY {} LIMIT ", on("x", &order))).bind(Val::I64(size));
-            sql.push(" OFFSET ").bind(Val::I64(offset as i64));
+            let sql = merged(parts.len(), &order, offset as i64, size, |sql, i| {
+                let (half, f) = &parts[i];
+                sql.push(&format!("SELECT {COLS}"));
+                list_scope(sql, account_id, now, Some(*half));
+                push_filter(sql, self.backend(), COLUMNS, f)
+            })?;
             (sql.query().fetch_all(self.r()).await?, total)
         } else {
             if !served_apart(filter, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {

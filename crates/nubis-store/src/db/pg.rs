@@ -117,39 +117,20 @@ impl Cell {
 /// once for the whole result, so sqlx's check of the type on each cell is skipped
 /// (`try_get_unchecked`) for the types [`Cell::of`] names; the rest keep the check.
 fn cell(r: &PgRow, i: usize, kind: Cell) -> Result<Val> {
-    let get_err =
+    let err =
         |e: sqlx::Error| Error::Internal(format!("postgres column {i} ({}): {e}", r.columns()[i].type_info().name()));
+    fn get<'r, T: sqlx::Decode<'r, Postgres>>(r: &'r PgRow, i: usize) -> Result<Option<T>, sqlx::Error> {
+        r.try_get_unchecked(i)
+    }
     Ok(match kind {
-        Cell::I64 => {
-            r.try_get_unchecked::<Option<i64>, _>(i).map_err(get_err)?.map(Val::I64).unwrap_or(Val::Null(Kind::Int))
-        }
-        Cell::I32 => r
-            .try_get_unchecked::<Option<i32>, _>(i)
-            .map_err(get_err)?
-            .map(|v| Val::I64(v.into()))
-            .unwrap_or(Val::Null(Kind::Int)),
-        Cell::I16 => r
-            .try_get_unchecked::<Option<i16>, _>(i)
-            .map_err(get_err)?
-            .map(|v| Val::I64(v.into()))
-            .unwrap_or(Val::Null(Kind::Int)),
-        Cell::Bool => {
-            r.try_get_unchecked::<Option<bool>, _>(i).map_err(get_err)?.map(Val::Bool).unwrap_or(Val::Null(Kind::Bool))
-        }
-        Cell::F64 => {
-            r.try_get_unchecked::<Option<f64>, _>(i).map_err(get_err)?.map(Val::F64).unwrap_or(Val::Null(Kind::Real))
-        }
-        Cell::F32 => r
-            .try_get_unchecked::<Option<f32>, _>(i)
-            .map_err(get_err)?
-            .map(|v| Val::F64(v.into()))
-            .unwrap_or(Val::Null(Kind::Real)),
-        Cell::Text => {
-            r.try_get_unchecked::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text))
-        }
-        Cell::Other => {
-            r.try_get::<Option<String>, _>(i).map_err(get_err)?.map(Val::Str).unwrap_or(Val::Null(Kind::Text))
-        }
+        Cell::I64 => get::<i64>(r, i).map_err(err)?.map_or(Val::Null(Kind::Int), Val::I64),
+        Cell::I32 => get::<i32>(r, i).map_err(err)?.map_or(Val::Null(Kind::Int), |v| Val::I64(v.into())),
+        Cell::I16 => get::<i16>(r, i).map_err(err)?.map_or(Val::Null(Kind::Int), |v| Val::I64(v.into())),
+        Cell::Bool => get::<bool>(r, i).map_err(err)?.map_or(Val::Null(Kind::Bool), Val::Bool),
+        Cell::F64 => get::<f64>(r, i).map_err(err)?.map_or(Val::Null(Kind::Real), Val::F64),
+        Cell::F32 => get::<f32>(r, i).map_err(err)?.map_or(Val::Null(Kind::Real), |v| Val::F64(v.into())),
+        Cell::Text => get::<String>(r, i).map_err(err)?.map_or(Val::Null(Kind::Text), Val::Str),
+        Cell::Other => r.try_get::<Option<String>, _>(i).map_err(err)?.map_or(Val::Null(Kind::Text), Val::Str),
     })
 }
 
