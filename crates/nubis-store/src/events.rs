@@ -3,8 +3,9 @@
 
 use crate::db::Row;
 use nubis_model::event::{Event, EventEntity, NewEvent, SecondaryEntity};
-use nubis_model::filter::Filter;
+use nubis_model::filter::{CmpOp, Cond, Filter};
 use nubis_model::{Result, Timestamp};
+use serde_json::Value;
 
 use crate::db::query;
 use crate::fences::Rows;
@@ -39,12 +40,41 @@ const COLUMNS: &[Column] = &[
         kind: ColKind::Bool,
     },
     Column { path: "seen", expr: "(e.id <= e_viewer.events_seen_upto)", kind: ColKind::Bool },
+    // The events a user has read, which `read` is also read from past the budget ([`read_set`]);
+    // no client names it (the API's filter takes only the list's fields).
+    Column {
+        path: "read_by",
+        expr: "e.id IN (SELECT r.event_id FROM event_reads r WHERE r.user_id = {})",
+        kind: ColKind::InSet,
+    },
 ];
 
 /// The fields an index on the account and the field serves (migration 36).
 const INDEXED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status"];
-/// The fields served in a condition: those, and `seen`, a range of ids ([`Filter::bound_by`]).
-const FILTERED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status", "seen"];
+/// The fields served in a condition, as a client names them: those; `seen`, a range of ids
+/// ([`Filter::bound_by`]); and `read`: the events read are the reader's marks, read first by
+/// their index ([`read_set`]), and the events not read are the others, met as a page walks the
+/// list (past each event the reader marked).
+const FILTERED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read"];
+/// [`FILTERED`] as the filter reads once `read` is written out.
+const CONDS: &[&str] =
+    &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read", "read_by"];
+
+/// The filter with each condition that an event is read also written as its membership of the
+/// reader's marks (`event_reads`, keyed by user and event), which the database reads first; the
+/// condition itself stays. A condition that it is not read is written as equality with false.
+fn read_set(filter: &Filter, user_id: i64) -> Filter {
+    filter.rewrite("read", |op, value| {
+        let (CmpOp::Eq | CmpOp::Neq, Value::Bool(b)) = (op, value) else { return None };
+        let read = (op == CmpOp::Eq) == *b;
+        let is_read = Cond::Field { path: "read".into(), op: CmpOp::Eq, value: read.into() };
+        Some(if read {
+            Cond::And(vec![Cond::Field { path: "read_by".into(), op: CmpOp::Eq, value: user_id.into() }, is_read])
+        } else {
+            is_read
+        })
+    })
+}
 
 const SELECT: &str = "SELECT e.id, e.action, e.created, e.entity_type, e.entity_id, e.entity_label, e.entity_url, \
      e.secondary_type, e.secondary_id, e.secondary_label, e.secondary_url, e.status, e.username, e.message, \
@@ -288,7 +318,8 @@ impl Store {
         } else {
             filter
         };
-        if !served_apart(filter, FILTERED, INDEXED) {
+        let filter = &read_set(filter, viewer.user_id);
+        if !served_apart(filter, CONDS, INDEXED) {
             let n = self.kept_count(viewer.account_id, "events").await?;
             if n > SCAN_BUDGET {
                 return Err(unserved_apart(n, FILTERED, INDEXED));

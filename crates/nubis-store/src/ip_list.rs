@@ -2,8 +2,8 @@
 //! IPv6 ranges in one page, paged, filtered and counted in SQL over a union of the two tables.
 
 use nubis_model::Result;
-use nubis_model::filter::{Filter, Order};
-use serde_json::Value;
+use nubis_model::filter::{CmpOp, Cond, Filter, Order};
+use serde_json::{Value, json};
 
 use crate::Store;
 use crate::fences::Rows;
@@ -18,10 +18,20 @@ use crate::sql::{
 
 /// What the list's derived fields are computed from.
 pub struct IpListing<'a> {
-    /// The subnet prefix of each region's public pool (`prefix` of a public IPv4 address).
-    pub public_prefixes: &'a [(String, i64)],
+    /// Each region's public pool: `prefix` of the public IPv4 addresses inside it (32 outside).
+    pub public_pools: &'a [PublicPool],
     /// `.ip.nubis.test`: appended to the dashed address for the default reverse name.
     pub rdns_suffix: &'a str,
+}
+
+/// A region's public IPv4 pool: its addresses (as integers, `first..=last`) are in subnets of
+/// `prefix` bits.
+#[derive(Debug, Clone)]
+pub struct PublicPool {
+    pub region: String,
+    pub prefix: i64,
+    pub first: i64,
+    pub last: i64,
 }
 
 /// One entry of the list.
@@ -39,13 +49,21 @@ const COLS: &[Column] = &[
     Column { path: "region", expr: "x.region", kind: ColKind::Text },
     Column { path: "instance_id", expr: "x.instance_id", kind: ColKind::Int },
     Column { path: "public", expr: "x.public", kind: ColKind::Bool },
+    // The stored columns `type`, `prefix` and `rdns` are computed from, which the filter is also
+    // read on past the budget ([`with_stored`]); no client names them (the API's filter takes
+    // only the list's fields).
+    Column { path: "kind", expr: "x.kind", kind: ColKind::Text },
+    Column { path: "stored_rdns", expr: "x.stored_rdns", kind: ColKind::TextOrNull },
 ];
 
+/// The fields a condition is served on past [`SCAN_BUDGET`], as a client names them: those an
+/// index serves, and the ones computed from them ([`with_stored`]).
+const FILTERED: &[&str] = &["address", "instance_id", "region", "type", "prefix", "rdns"];
 /// The fields an index serves in a condition: the account and the address (migration 36), the
-/// instance (migration 3), the account and the region (migration 58); the ranges are a few per
-/// account, read whole. Every entry is public: a condition on `public` is decided before
-/// ([`Filter::assume`]).
-const FILTERED: &[&str] = &["address", "instance_id", "region"];
+/// instance (migration 3), the account and the region (migration 58), the account and the kind or
+/// the stored reverse name (migration 67); the ranges are a few per account, read whole. Every
+/// entry is public: a condition on `public` is decided before ([`Filter::assume`]).
+const CONDS: &[&str] = &["address", "instance_id", "region", "kind", "stored_rdns"];
 /// The fields an index serves in an order: those of [`FENCED`], and `public`, the same for every
 /// entry (the list's own order, in the order's direction).
 const ORDERED: &[&str] = &["address", "region", "instance_id", "public"];
@@ -65,19 +83,87 @@ const FENCED: &[Fenced] = &[
     Fenced { path: "instance_id", address: "a.instance_id", range: "r.instance_id" },
 ];
 
+/// The kinds an entry is stored as, with the `type` the list shows for each.
+const KINDS: [(&str, &str); 4] = [("ipv4", "ipv4"), ("slaac", "ipv6"), ("link_local", "ipv6"), ("range", "ipv6/range")];
+
+/// The filter with each comparison on a field the list computes also written on the stored
+/// columns it is computed from, which indexes serve: `type` on the kind, `prefix` on the kind
+/// and the region (an IPv4 address's prefix is its region's), `rdns` on the stored name and the
+/// address it defaults from. Each comparison is kept beside what it adds: it still decides every
+/// entry, and the added condition narrows the entries read to a set that holds each match.
+///
+/// A computed field has few values: the kinds whose `type`, and the regions whose prefix, meet
+/// the comparison are found by asking the comparison itself ([`Filter::matches`]), so each
+/// operator means what it means on the list. A comparison left as it was (a range of `type`
+/// names, `rdns` other than by equality) is served by no index.
+fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
+    let field = |path: &str, value: Value| Cond::Field { path: path.to_string(), op: CmpOp::Eq, value };
+    let holds = |path: &str, op: CmpOp, value: &Value, shown: Value| {
+        let test = Filter {
+            cond: Some(Cond::Field { path: path.to_string(), op, value: value.clone() }),
+            ..Filter::default()
+        };
+        test.matches(&json!({ path: shown }))
+    };
+    let kept = |path: &str, op, value: &Value, narrowed: Vec<Cond>| {
+        Cond::And(vec![Cond::Or(narrowed), Cond::Field { path: path.to_string(), op, value: value.clone() }])
+    };
+    filter
+        .rewrite("type", |op, value| {
+            let (CmpOp::Eq | CmpOp::Neq, Value::String(_)) = (op, value) else { return None };
+            let kinds = KINDS.iter().filter(|(_, shown)| holds("type", op, value, json!(shown)));
+            Some(kept("type", op, value, kinds.map(|(kind, _)| field("kind", json!(kind))).collect()))
+        })
+        .rewrite("prefix", |op, value| {
+            if op == CmpOp::Contains || value.as_i64().is_none() {
+                return None;
+            }
+            let meets = |prefix: i64| holds("prefix", op, value, json!(prefix));
+            let ipv4 = field("kind", json!("ipv4"));
+            let mut narrowed = Vec::new();
+            // An address outside its region's pool (one the catalog no longer holds) shows 32.
+            if meets(32) {
+                narrowed.push(ipv4);
+            } else {
+                let pools = l.public_pools.iter().filter(|p| meets(p.prefix));
+                let regions: Vec<Cond> = pools.map(|p| field("region", json!(p.region))).collect();
+                if !regions.is_empty() {
+                    narrowed.push(Cond::And(vec![ipv4, Cond::Or(regions)]));
+                }
+            }
+            if meets(64) {
+                narrowed.extend(["slaac", "link_local"].map(|kind| field("kind", json!(kind))));
+            }
+            // A range stores its own prefix; an account holds a few.
+            narrowed.push(field("kind", json!("range")));
+            Some(kept("prefix", op, value, narrowed))
+        })
+        .rewrite("rdns", |op, value| {
+            let (CmpOp::Eq, Value::String(name)) = (op, value) else { return None };
+            let mut narrowed = vec![field("stored_rdns", value.clone())];
+            // An IPv4 address without a stored name shows its dashed address under the suffix.
+            if let Some(dashed) = name.strip_suffix(l.rdns_suffix) {
+                narrowed.push(field("address", json!(dashed.replace('-', "."))));
+            }
+            Some(kept("rdns", op, value, narrowed))
+        })
+}
+
 /// `FROM (<addresses> UNION ALL <ranges>) x WHERE <visible>`.
 fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
     sql.push(
         " FROM (SELECT 0 AS src, a.id, a.address, \
          CASE WHEN a.kind = 'ipv4' THEN 'ipv4' ELSE 'ipv6' END AS type, CASE WHEN a.kind = 'ipv4' THEN ",
     );
-    if l.public_prefixes.is_empty() {
+    if l.public_pools.is_empty() {
         sql.push("32");
     } else {
-        sql.push("CASE a.region");
-        for (region, prefix) in l.public_prefixes {
-            sql.push(" WHEN ").bind(Val::Str(region.clone()));
-            sql.push(" THEN ").bind(Val::I64(*prefix));
+        sql.push("CASE");
+        for pool in l.public_pools {
+            sql.push(" WHEN a.region = ").bind(Val::Str(pool.region.clone()));
+            sql.push(" AND a.v4 >= ").bind(Val::I64(pool.first));
+            sql.push(" AND a.v4 <= ").bind(Val::I64(pool.last));
+            sql.push(" THEN ").bind(Val::I64(pool.prefix));
         }
         sql.push(" ELSE 32 END");
     }
@@ -85,11 +171,11 @@ fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Opti
         " ELSE 64 END AS prefix, COALESCE(a.rdns, CASE WHEN a.kind = 'ipv4' THEN replace(a.address, '.', '-') || ",
     );
     sql.bind(Val::Str(l.rdns_suffix.to_string()));
-    sql.push(" END) AS rdns, a.region, a.instance_id, a.public FROM ip_addresses a WHERE a.public AND a.account_id = ");
+    sql.push(" END) AS rdns, a.region, a.instance_id, a.public, a.kind, a.rdns AS stored_rdns FROM ip_addresses a WHERE a.public AND a.account_id = ");
     sql.bind(Val::I64(account_id));
     sql.push(
         " UNION ALL SELECT 1 AS src, r.id, r.range_start AS address, 'ipv6/range' AS type, r.prefix, NULL AS rdns, \
-         r.region, r.instance_id, TRUE AS public FROM ipv6_ranges r WHERE r.account_id = ",
+         r.region, r.instance_id, TRUE AS public, 'range' AS kind, NULL AS stored_rdns FROM ipv6_ranges r WHERE r.account_id = ",
     );
     sql.bind(Val::I64(account_id));
     sql.push(") x WHERE 1 = 1");
@@ -112,11 +198,11 @@ impl Store {
         page_size: u64,
     ) -> Result<(Vec<IpListed>, u64)> {
         // Every entry is public: a condition on it holds or fails for all.
-        let filter = &filter.assume("public", &Value::Bool(true));
+        let filter = &with_stored(&filter.assume("public", &Value::Bool(true)), l);
         if filter.matches_none() {
             return Ok((Vec::new(), 0));
         }
-        if grant_user.is_none() && !served_apart(filter, FILTERED, ORDERED) {
+        if grant_user.is_none() && !served_apart(filter, CONDS, ORDERED) {
             let n = self.kept_count(account_id, "public_ips").await?;
             if n > SCAN_BUDGET {
                 return Err(unserved_apart(n, FILTERED, ORDERED));

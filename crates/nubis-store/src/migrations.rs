@@ -81,6 +81,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(64, "more_fields", "0064_more_fields.sql"),
     migration!(65, "booleans_and_transfers", "0065_booleans_and_transfers.sql"),
     migration!(66, "transfer_status", "0066_transfer_status.sql"),
+    migration!(67, "address_kind_and_rdns", "0067_address_kind_and_rdns.sql"),
 ];
 
 impl Store {

@@ -81,6 +81,10 @@ pub(crate) enum ColKind {
     /// comparison of the named column goes (`EXISTS (SELECT 1 FROM ip_addresses a WHERE
     /// a.instance_id = i.id AND {})` with `a.address`); `+neq` means no row matches.
     Exists(&'static str),
+    /// Membership of a set named by an integer: `expr` is `<id> IN (SELECT ... WHERE <column> =
+    /// {})`, the value bound where `{}` is. Equality is the bare condition, which the database may
+    /// meet by reading the set first; `+neq` its negation. No list orders by it.
+    InSet,
 }
 
 /// A filterable field and the SQL expression that yields it.
@@ -171,7 +175,7 @@ fn push_order_with(
     match &filter.order_by {
         Some(path) => {
             let col = column(cols, path)?;
-            if matches!(col.kind, ColKind::Exists(_)) {
+            if matches!(col.kind, ColKind::Exists(_) | ColKind::InSet) {
                 return Err(bad(format!("Cannot order by '{path}'")));
             }
             let dir = if filter.order == Order::Desc { "DESC" } else { "ASC" };
@@ -247,6 +251,11 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                 sql.push(after);
                 return Ok(());
             }
+            if let ColKind::InSet = col.kind {
+                let (before, after) = col.expr.split_once("{}").unwrap_or((col.expr, ""));
+                sql.push(if *op == CmpOp::Eq { "(" } else { "NOT (" }).push(before).bind(v).push(after).push(")");
+                return Ok(());
+            }
             if let ColKind::Tags { list, id } = col.kind {
                 let Val::Str(s) = v else { unreachable!("typed() gives a string") };
                 let tagged =
@@ -308,6 +317,10 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Flag, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::I64(i64::from(*b))),
         (ColKind::Bool | ColKind::Flag, _) => Err(bad(format!("'{path}' needs true or false"))),
+        (ColKind::InSet, Value::Number(n)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => {
+            n.as_i64().map(Val::I64).ok_or_else(|| bad(format!("'{path}' needs an integer")))
+        }
+        (ColKind::InSet, _) => Err(bad(format!("'{path}' needs an integer, compared for equality"))),
         (ColKind::Tags { .. }, Value::String(s)) if matches!(op, CmpOp::Eq | CmpOp::Neq | CmpOp::Contains) => {
             Ok(Val::Str(s.clone()))
         }

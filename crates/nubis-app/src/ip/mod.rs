@@ -11,7 +11,7 @@ use nubis_model::grants::GrantKind;
 use nubis_model::ip::IpAddress;
 use nubis_model::{Error, Problems, Result};
 use nubis_store::instances::InstanceRow;
-use nubis_store::ip_list::{IpListed, IpListing};
+use nubis_store::ip_list::{IpListed, IpListing, PublicPool};
 use nubis_store::ips::{IpKind, IpRow};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -65,11 +65,16 @@ impl App {
         page: nubis_model::page::PageRequest,
     ) -> Result<nubis_model::page::Page<IpAddress>> {
         self.authorize(actor, Op::IpList).await?;
-        let public_prefixes: Vec<(String, i64)> =
-            self.catalog.regions.iter().map(|r| (r.view.id.clone(), i64::from(r.public_prefix))).collect();
+        let public_pools: Vec<PublicPool> = (self.catalog.regions.iter())
+            .filter_map(|r| {
+                let pool = self.public_pool(&r.view.id)?;
+                let (first, last) = (u32::from(pool.net().network()), u32::from(pool.net().broadcast()));
+                let (prefix, first, last) = (i64::from(pool.subnet_prefix()), i64::from(first), i64::from(last));
+                Some(PublicPool { region: r.view.id.clone(), prefix, first, last })
+            })
+            .collect();
         let suffix = self.config.dns.default_rdns_suffix.as_deref().unwrap_or(view::DEFAULT_RDNS_SUFFIX);
-        let listing =
-            IpListing { public_prefixes: &public_prefixes, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
+        let listing = IpListing { public_pools: &public_pools, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
         let (rows, results) = self
             .store
             .ips_page(actor.account_id(), Self::grant_user(actor), &listing, filter, page.page, page.page_size)

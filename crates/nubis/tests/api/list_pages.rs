@@ -474,13 +474,15 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
     }
     let public = api.get_filtered("/networking/ips", r#"{"public": true, "region": "us-west"}"#).await;
     assert_eq!(public.ok()["data"], west_ips["data"]);
+    computed_address_filters_agree(&s, east, west).await;
     // What no index serves is still refused, naming X-Filter and what is served.
     for f in [
-        r#"{"type": "ipv4"}"#,
-        r#"{"prefix": 24}"#,
         r#"{"+order_by": "rdns"}"#,
+        r#"{"+order_by": "type"}"#,
         r#"{"region": {"+neq": "us-east"}}"#,
-        r#"{"public": true, "rdns": "x.example"}"#,
+        r#"{"public": true, "rdns": {"+neq": "x.example"}}"#,
+        r#"{"rdns": {"+contains": "example"}}"#,
+        r#"{"type": {"+gt": "ipv4"}}"#,
     ] {
         let r = api.get_filtered("/networking/ips", f).await;
         assert_eq!(r.status, 400, "{f}: {}", r.body);
@@ -488,11 +490,105 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
         let reason = r.body["errors"][0]["reason"].as_str().unwrap();
         assert!(
             reason.contains(
-                "on one of: id, address, instance_id, region; order by one of: id, address, region, instance_id, public"
+                "on one of: id, address, instance_id, region, type, prefix, rdns; order by one of: id, address, region, \
+                 instance_id, public"
             ),
             "{reason}"
         );
     }
+}
+
+/// Every entry of the address list, read whole a page of 500 at a time, with the filter.
+async fn all_addresses(s: &TestServer, filter: &str) -> (Vec<Value>, u64) {
+    let api = s.api();
+    let mut all = Vec::new();
+    for page in 1.. {
+        let r = api.get_filtered(&format!("/networking/ips?page={page}&page_size=500"), filter).await;
+        assert_eq!(r.status, 200, "{filter}: {}", r.body);
+        let data = r.body["data"].as_array().unwrap().clone();
+        let results = r.body["results"].as_u64().unwrap();
+        all.extend(data);
+        if page >= r.body["pages"].as_u64().unwrap() {
+            assert_eq!(all.len() as u64, results, "{filter}");
+            return (all, results);
+        }
+    }
+    unreachable!()
+}
+
+/// Past the budget, the fields the address list computes (`type`, `prefix`, `rdns`) filter it
+/// as they do the whole list read and filtered by the client: each filter's entries, in order,
+/// and its `results`. The account holds both instances' addresses, thousands more of one, their
+/// SLAAC addresses, a /64 and a /56 range and a few addresses with a stored reverse name.
+async fn computed_address_filters_agree(s: &TestServer, east: i64, west: i64) {
+    let api = s.api();
+    api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": west})).await.ok();
+    api.post("/networking/ipv6/ranges", json!({"prefix_length": 56, "instance_id": east})).await.ok();
+    db_exec(s, "UPDATE ip_addresses SET rdns = 'mail.example.com' WHERE address LIKE '233.%' AND id % 1000 = 7").await;
+    db_exec(
+        s,
+        &format!("UPDATE ip_addresses SET rdns = 'web.example.com' WHERE kind = 'ipv4' AND instance_id = {west}"),
+    )
+    .await;
+    let (whole, _) = all_addresses(s, "{}").await;
+    let named = whole.iter().filter(|e| e["rdns"] == "mail.example.com").count();
+    assert!(named >= 3, "{named}");
+    // The default name of one address without a stored one, and a name under another suffix.
+    let plain = whole.iter().find(|e| e["type"] == "ipv4" && e["rdns"] != "mail.example.com").unwrap();
+    let default_name = plain["rdns"].as_str().unwrap().to_string();
+    let (dashed, suffix) = default_name.split_once('.').unwrap();
+    assert_eq!(dashed, plain["address"].as_str().unwrap().replace('.', "-"), "{plain}");
+    let elsewhere = format!("{dashed}.elsewhere.{suffix}");
+    type Keep = Box<dyn Fn(&Value) -> bool>;
+    let cases: Vec<(String, Keep)> = vec![
+        (r#"{"type": "ipv6"}"#.into(), Box::new(|e| e["type"] == "ipv6")),
+        (r#"{"type": "ipv6/range"}"#.into(), Box::new(|e| e["type"] == "ipv6/range")),
+        (r#"{"type": {"+neq": "ipv4"}}"#.into(), Box::new(|e| e["type"] != "ipv4")),
+        (
+            r#"{"type": "ipv4", "region": "us-west"}"#.into(),
+            Box::new(|e| e["type"] == "ipv4" && e["region"] == "us-west"),
+        ),
+        (r#"{"type": "ipv5"}"#.into(), Box::new(|_| false)),
+        (r#"{"prefix": 64}"#.into(), Box::new(|e| e["prefix"] == 64)),
+        (r#"{"prefix": 56}"#.into(), Box::new(|e| e["prefix"] == 56)),
+        (r#"{"prefix": {"+gte": 56}}"#.into(), Box::new(|e| e["prefix"].as_i64().unwrap() >= 56)),
+        (
+            r#"{"prefix": {"+lt": 30}, "region": "us-west"}"#.into(),
+            Box::new(|e| e["prefix"].as_i64().unwrap() < 30 && e["region"] == "us-west"),
+        ),
+        (r#"{"prefix": 24}"#.into(), Box::new(|e| e["prefix"] == 24)),
+        (r#"{"prefix": 31}"#.into(), Box::new(|e| e["prefix"] == 31)),
+        (r#"{"prefix": 32}"#.into(), Box::new(|e| e["prefix"] == 32)),
+        (r#"{"rdns": "mail.example.com"}"#.into(), Box::new(|e| e["rdns"] == "mail.example.com")),
+        (r#"{"rdns": "web.example.com"}"#.into(), Box::new(|e| e["rdns"] == "web.example.com")),
+        (format!(r#"{{"rdns": "{default_name}"}}"#), Box::new(move |e| e["rdns"] == default_name.as_str())),
+        (format!(r#"{{"rdns": "{elsewhere}"}}"#), Box::new(|_| false)),
+        (
+            r#"{"+or": [{"rdns": "mail.example.com"}, {"type": "ipv6/range"}, {"prefix": 64, "region": "us-east"}]}"#
+                .into(),
+            Box::new(|e| {
+                e["rdns"] == "mail.example.com"
+                    || e["type"] == "ipv6/range"
+                    || (e["prefix"] == 64 && e["region"] == "us-east")
+            }),
+        ),
+    ];
+    for (filter, keep) in cases {
+        let want: Vec<&Value> = whole.iter().filter(|e| keep(e)).collect();
+        let (got, results) = all_addresses(s, &filter).await;
+        assert_eq!(results, want.len() as u64, "{filter}");
+        let addresses = |v: &[&Value]| v.iter().map(|e| e["address"].to_string()).collect::<Vec<_>>();
+        assert_eq!(addresses(&got.iter().collect::<Vec<_>>()), addresses(&want), "{filter}");
+        assert_eq!(got.iter().collect::<Vec<_>>(), want, "{filter}");
+    }
+    // A deep page of one type in the address order.
+    let deep = r#"{"type": "ipv4", "+order_by": "address", "+order": "desc"}"#;
+    let page = api.get_filtered("/networking/ips?page=30&page_size=100", deep).await.ok().clone();
+    assert_eq!(page["results"], whole.iter().filter(|e| e["type"] == "ipv4").count());
+    let addresses: Vec<&str> =
+        page["data"].as_array().unwrap().iter().map(|e| e["address"].as_str().unwrap()).collect();
+    assert_eq!(addresses.len(), 100);
+    assert!(addresses.windows(2).all(|w| w[0] > w[1]), "{addresses:?}");
 }
 
 #[tokio::test]
@@ -791,7 +887,7 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     }
 
     // Past the budget `seen` is served as the range of ids up to the viewer's mark (or past it),
-    // with its count, alone and inside +or; an order by it and `read` stay refused.
+    // with its count, alone and inside +or; an order by it stays refused.
     let mark = db_scalar(&s, "SELECT id FROM events ORDER BY id LIMIT 1 OFFSET 4000").await;
     api.post_empty(&format!("/account/events/{mark}/seen")).await.ok();
     let s = &s;
@@ -818,12 +914,57 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     let want = count(format!("id > {mark} OR action = 'vpc_create'")).await;
     assert!(want > unseen + 1_000, "{want}");
     assert_eq!(api.get_filtered("/account/events?page=2", either).await.ok()["results"], want);
-    for refused in [r#"{"+order_by": "seen"}"#, r#"{"read": true}"#] {
+
+    // Past the budget `read` is served too: the reader's marks are read first, the events not
+    // read are met as a page walks the list. One event read through the API, one in 97 as data.
+    api.post_empty(&format!("/account/events/{mark}/read")).await.ok();
+    let user = db_scalar(s, "SELECT user_id FROM event_reads").await;
+    db_exec(
+        s,
+        &format!("INSERT INTO event_reads (user_id, event_id) SELECT {user}, id FROM events WHERE id % 97 = 3 AND id <> {mark}"),
+    )
+    .await;
+    let newest_first = |cond: String| async move {
+        let sql = format!("SELECT CAST(id AS TEXT) AS listed FROM events WHERE {cond} ORDER BY id DESC");
+        db_texts(s, &sql).await.iter().map(|id| id.parse::<i64>().unwrap()).collect::<Vec<i64>>()
+    };
+    let marked = format!("id IN (SELECT event_id FROM event_reads WHERE user_id = {user})");
+    let read = newest_first(marked.clone()).await;
+    let unread = newest_first(format!("NOT {marked}")).await;
+    assert!(read.len() > 90 && unread.len() > 8_000, "{} read, {} not", read.len(), unread.len());
+    for (filter, want) in [
+        (r#"{"read": true}"#, &read),
+        (r#"{"read": {"+neq": false}}"#, &read),
+        (r#"{"read": false}"#, &unread),
+        (r#"{"read": {"+neq": true}}"#, &unread),
+    ] {
+        for (page, size) in [(1, 50), (2, 50), (3, 400), (20, 400)] {
+            let r = api.get_filtered(&format!("/account/events?page={page}&page_size={size}"), filter).await;
+            assert_eq!(r.ok()["results"], want.len(), "{filter}");
+            let at = ((page - 1) * size).min(want.len());
+            assert_eq!(ids(&r.body), want[at..(at + size).min(want.len())], "{filter} page {page} of {size}");
+        }
+    }
+    for (filter, cond) in [
+        (r#"{"read": true, "action": "vpc_create"}"#, format!("{marked} AND action = 'vpc_create'")),
+        (r#"{"+or": [{"read": true}, {"seen": false}]}"#, format!("{marked} OR id > {mark}")),
+        (r#"{"read": false, "status": "failed"}"#, format!("NOT {marked} AND status = 'failed'")),
+    ] {
+        let want = newest_first(cond).await;
+        let r = api.get_filtered("/account/events?page=2&page_size=30", filter).await;
+        assert_eq!(r.ok()["results"], want.len(), "{filter}");
+        assert_eq!(ids(&r.body), want[30.min(want.len())..60.min(want.len())], "{filter}");
+    }
+    let by_created = r#"{"read": true, "+order_by": "created", "+order": "desc"}"#;
+    let r = api.get_filtered("/account/events?page=2&page_size=25", by_created).await;
+    assert_eq!(r.ok()["results"], read.len());
+    assert!(r.body["data"].as_array().unwrap().iter().all(|e| e["read"] == true), "{by_created}");
+    for refused in [r#"{"+order_by": "seen"}"#, r#"{"+order_by": "read"}"#, r#"{"action": {"+neq": "vpc_create"}}"#] {
         let r = api.get_filtered("/account/events", refused).await;
         assert_eq!(r.status, 400, "{refused}: {}", r.body);
         assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{refused}");
         let reason = r.body["errors"][0]["reason"].as_str().unwrap();
-        assert!(reason.contains("username, status, seen; order by one of: id, action"), "{reason}");
+        assert!(reason.contains("username, status, seen, read; order by one of: id, action"), "{reason}");
     }
 }
 
