@@ -82,8 +82,8 @@ pub(crate) enum ColKind {
     /// a.instance_id = i.id AND {})` with `a.address`); `+neq` means no row matches.
     Exists(&'static str),
     /// Membership of a set named by an integer: `expr` is `<id> IN (SELECT ... WHERE <column> =
-    /// {})`, the value bound where `{}` is. Equality is the bare condition, which the database may
-    /// meet by reading the set first; `+neq` its negation. No list orders by it.
+    /// {})` (or `NOT IN`), the value bound where `{}` is. Equality is the bare condition, which
+    /// the database may meet by reading the set first; `+neq` its negation. No list orders by it.
     InSet,
 }
 
