@@ -122,14 +122,14 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
             let ipv4 = field("kind", json!("ipv4"));
             let mut narrowed = Vec::new();
             // An address outside its region's pool (one the catalog no longer holds) shows 32.
-            if meets(32) {
+            // Where every pool meets the comparison, the regions would name nearly every IPv4
+            // address: the kind alone is read, through its own index.
+            let pools: Vec<&PublicPool> = l.public_pools.iter().filter(|p| meets(p.prefix)).collect();
+            if meets(32) || (!pools.is_empty() && pools.len() == l.public_pools.len()) {
                 narrowed.push(ipv4);
-            } else {
-                let pools = l.public_pools.iter().filter(|p| meets(p.prefix));
-                let regions: Vec<Cond> = pools.map(|p| field("region", json!(p.region))).collect();
-                if !regions.is_empty() {
-                    narrowed.push(Cond::And(vec![ipv4, Cond::Or(regions)]));
-                }
+            } else if !pools.is_empty() {
+                let regions = pools.iter().map(|p| field("region", json!(p.region))).collect();
+                narrowed.push(Cond::And(vec![ipv4, Cond::Or(regions)]));
             }
             if meets(64) {
                 narrowed.extend(["slaac", "link_local"].map(|kind| field("kind", json!(kind))));

@@ -417,11 +417,26 @@ async fn deep_pages_of_the_address_list_hold_the_rows_that_skipping_finds() {
 
 #[tokio::test]
 async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and_refuses_the_rest() {
-    let s = TestServer::start().await;
+    // One region's pool has another prefix (30) than the others' (24).
+    let region = |id: &str, pool: &str, prefix: u8, v6: u8| {
+        format!(
+            "[[regions]]\nid = \"{id}\"\nlabel = \"{id}\"\ncountry = \"us\"\ncapabilities = [\"Linodes\"]\n\
+             public_ipv4 = \"{pool}\"\npublic_prefix = {prefix}\nipv6_pool = \"2001:db8:{v6:x}::/64\"\n\
+             ipv6_ranges = \"2001:db8:{v6:x}00::/40\"\n"
+        )
+    };
+    let config = format!(
+        "{TEST_CONFIG}\n{}\n{}\n{}",
+        region("us-east", "127.10.0.0/16", 24, 0x10),
+        region("us-west", "127.11.0.0/16", 24, 0x11),
+        region("tiny", "127.20.0.0/29", 30, 0x20)
+    );
+    let s = TestServer::start_with(Options { config, ..Default::default() }).await;
     let api = s.api();
     let body = |region: &str, label: &str| json!({"region": region, "type": "g6-nanode-1", "image": "linode/debian12", "root_pass": "aComplexP@ssw0rd!", "label": label});
     let east = api.post("/compute/instances", body("us-east", "east-1")).await.ok()["id"].as_i64().unwrap();
     let west = api.post("/compute/instances", body("us-west", "west-1")).await.ok()["id"].as_i64().unwrap();
+    api.post("/compute/instances", body("tiny", "tiny-1")).await.ok();
     let sqlite = s.database.starts_with("sqlite://");
     // 5,200 more public addresses of the us-east instance, as data (never dialled).
     let cols = "address, v4, kind, public, account_id, region, instance_id, created";
@@ -434,6 +449,7 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
         db_scalar(&s, &format!("SELECT COUNT(*) FROM ip_addresses WHERE public AND instance_id = {west}")).await;
     let of_east = db_scalar(&s, "SELECT COUNT(*) FROM ip_addresses WHERE public AND region = 'us-east'").await;
     assert!(of_east > 5_000 && of_west >= 2, "{of_east} {of_west}");
+    let of_all = db_scalar(&s, "SELECT COUNT(*) FROM ip_addresses WHERE public").await;
 
     // Past the budget, a region or an instance is read through its index: exactly its entries.
     let west_ips = api.get_filtered("/networking/ips", r#"{"region": "us-west"}"#).await.ok().clone();
@@ -459,7 +475,7 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
     for order in ["region", "instance_id", "public"] {
         let f = format!(r#"{{"+order_by": "{order}", "+order": "desc"}}"#);
         let page = api.get_filtered("/networking/ips?page=20&page_size=100", &f).await.ok().clone();
-        assert_eq!(page["results"], of_east + of_west, "{f}");
+        assert_eq!(page["results"], of_all, "{f}");
         assert_eq!(page["data"].as_array().unwrap().len(), 100, "{f}");
         let values: Vec<String> = page["data"]
             .as_array()
@@ -532,6 +548,7 @@ async fn computed_address_filters_agree(s: &TestServer, east: i64, west: i64) {
     .await;
     let (whole, _) = all_addresses(s, "{}").await;
     let named = whole.iter().filter(|e| e["rdns"] == "mail.example.com").count();
+    assert!(whole.iter().any(|e| e["prefix"] == 30 && e["region"] == "tiny"), "an address of the /30 region");
     assert!(named >= 3, "{named}");
     // The default name of one address without a stored one, and a name under another suffix.
     let plain = whole.iter().find(|e| e["type"] == "ipv4" && e["rdns"] != "mail.example.com").unwrap();
@@ -556,7 +573,10 @@ async fn computed_address_filters_agree(s: &TestServer, east: i64, west: i64) {
             r#"{"prefix": {"+lt": 30}, "region": "us-west"}"#.into(),
             Box::new(|e| e["prefix"].as_i64().unwrap() < 30 && e["region"] == "us-west"),
         ),
+        // The regions whose pool has the prefix; every region's pool; the one other region's.
         (r#"{"prefix": 24}"#.into(), Box::new(|e| e["prefix"] == 24)),
+        (r#"{"prefix": {"+lte": 30}}"#.into(), Box::new(|e| e["prefix"].as_i64().unwrap() <= 30)),
+        (r#"{"prefix": 30}"#.into(), Box::new(|e| e["prefix"] == 30)),
         (r#"{"prefix": 31}"#.into(), Box::new(|e| e["prefix"] == 31)),
         (r#"{"prefix": 32}"#.into(), Box::new(|e| e["prefix"] == 32)),
         (r#"{"rdns": "mail.example.com"}"#.into(), Box::new(|e| e["rdns"] == "mail.example.com")),
