@@ -25,18 +25,24 @@ const COLUMNS: &[Column] = &[
     Column { path: "restricted", expr: "restricted", kind: ColKind::Bool },
 ];
 
-/// The sign-ins a list shows, written as the condition of their indexes (migration 56), which a
-/// read uses only when it names every term: a successful attempt has an account and a user.
-macro_rules! listed {
-    () => {
-        "status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL"
-    };
-}
-const LISTED: &str = listed!();
-const AND_LISTED: &str = concat!(" AND ", listed!());
+/// The sign-ins a list shows, written as the condition of its indexes, which a read uses only
+/// when it names every term: a successful attempt has an account and a user. The account's list
+/// writes "has a user" as `COALESCE(user_id, 0) > 0` (migration 68), which no index led by the
+/// user can take as a range (`user_id IS NOT NULL` is one: SQLite counted the account's sign-ins
+/// filtered by a username through such an index, reading every sign-in of the account); the
+/// user's list names the user, so it keeps the plain term (migration 56).
+const ACCOUNT_LISTED: &str = " AND status = 'successful' AND account_id IS NOT NULL AND COALESCE(user_id, 0) > 0";
+const USER_LISTED: &str = " AND status = 'successful' AND account_id IS NOT NULL AND user_id IS NOT NULL";
 
-/// The fields an index on the account (or the user) and the field serves (migrations 36, 56).
-const INDEXED: &[&str] = &["datetime", "ip", "username"];
+/// The condition of the sign-ins the list of `s` shows, after ` AND ` ([`ACCOUNT_LISTED`],
+/// [`USER_LISTED`]).
+fn and_listed(s: &LoginScope) -> &'static str {
+    if s.user_id.is_some() { USER_LISTED } else { ACCOUNT_LISTED }
+}
+
+/// The fields an index on the account (or the user) and the field serves (migrations 36, 56;
+/// `restricted` 68).
+const INDEXED: &[&str] = &["datetime", "ip", "username", "restricted"];
 
 fn login(r: &Row) -> Result<Login> {
     Ok(Login {
@@ -74,8 +80,15 @@ fn scope(sql: &mut Sql, s: &LoginScope) {
 /// [`scope`], with the column the list is counted by (the user, else the account) written as a
 /// range of its one value when `led`, for a page ordered by it first ([`push_is`]).
 fn scope_as(sql: &mut Sql, s: &LoginScope, led: bool) {
-    sql.push(&format!(" WHERE {LISTED} AND "));
-    push_is(sql, "account_id", s.account_id, led && s.user_id.is_none());
+    sql.push(&format!(" WHERE {} AND ", and_listed(s).trim_start_matches(" AND ")));
+    if s.user_id.is_some() {
+        // The user's sign-ins are the account's too; written as no index's term (`+`), since
+        // SQLite, with its statistics sampled (`PRAGMA optimize`), read every sign-in of the
+        // account through the index led by it rather than the user's.
+        sql.push("+account_id = ").bind(Val::I64(s.account_id));
+    } else {
+        push_is(sql, "account_id", s.account_id, led);
+    }
     // Not an index range (`|| ''`): a page walks the logins in id order (see events.rs).
     sql.push(" AND datetime || '' >= ").bind(Val::Str(s.since.to_string()));
     if let Some(u) = s.user_id {
@@ -174,7 +187,7 @@ impl Store {
             push_kept_count(&mut count, scope_id, kind);
             count.push(&format!(") AS kept, (SELECT COUNT(*) FROM logins WHERE {column} = ")).bind(Val::I64(scope_id));
             count.push(" AND datetime < ").bind(Val::Str(s.since.to_string()));
-            let row = count.push(&format!(" AND {LISTED}) AS aged")).query().fetch_one(self.r()).await?;
+            let row = count.push(&format!("{}) AS aged", and_listed(s))).query().fetch_one(self.r()).await?;
             let aged = row.i64("aged")?;
             (row.i64("kept")? - aged, aged)
         } else {
@@ -186,7 +199,8 @@ impl Store {
         // A deep page starts where the block counts (newest first, or by id) or the order
         // fences say, when every counted sign-in is listed.
         let start = if filter.cond.is_none() && aged == 0 && offset >= LOCATE_FROM {
-            let rows = Rows { from: "FROM logins", scope: column, and: AND_LISTED, scope_id, backend: self.backend() };
+            let rows =
+                Rows { from: "FROM logins", scope: column, and: and_listed(s), scope_id, backend: self.backend() };
             self.deep_start(kind, rows, offset, COLUMNS, filter, "id DESC").await?
         } else {
             DeepStart::Skip
