@@ -16,7 +16,7 @@ scripts/haproxy.sh || echo "!!! HAProxy is not installed: the differential frami
 stage() { echo "==> $1 (at ${SECONDS}s)"; }
 
 stage "cargo test (SQLite)"
-cargo test --workspace --locked
+cargo test --workspace --locked -- --test-threads=4
 
 stage "client suite (official SDK and CLI, tests/clients)"
 scripts/clients-test.sh
