@@ -365,7 +365,7 @@ impl Store {
         };
         let walked = unread_only(filter);
         let filter = &read_set(filter, viewer.user_id);
-        if !served_apart(filter, CONDS, INDEXED) {
+        if !served_apart(filter, COLUMNS, CONDS, INDEXED) {
             let n = self.kept_count(viewer.account_id, "events").await?;
             if n > SCAN_BUDGET {
                 return Err(unserved_apart(n, FILTERED, INDEXED));

@@ -202,7 +202,7 @@ impl Store {
         if filter.matches_none() {
             return Ok((Vec::new(), 0));
         }
-        if grant_user.is_none() && !served_apart(filter, CONDS, ORDERED) {
+        if grant_user.is_none() && !served_apart(filter, COLS, CONDS, ORDERED) {
             let n = self.kept_count(account_id, "public_ips").await?;
             if n > SCAN_BUDGET {
                 return Err(unserved_apart(n, FILTERED, ORDERED));

@@ -173,7 +173,7 @@ impl Store {
             Some(u) => ("user_logins", "user_id", u),
             None => ("account_logins", "account_id", s.account_id),
         };
-        if !served(filter, INDEXED) {
+        if !served(filter, COLUMNS, INDEXED) {
             let n = self.kept_count(scope_id, kind).await?;
             if n > SCAN_BUDGET {
                 return Err(unserved(n, INDEXED));

@@ -586,7 +586,7 @@ impl Store {
                 if f.matches_none() {
                     continue;
                 }
-                if !served_apart(&f, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+                if !served_apart(&f, COLUMNS, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
                     return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
                 }
                 parts.push((half, f));
@@ -609,7 +609,7 @@ impl Store {
             })?;
             (sql.query().fetch_all(self.r()).await?, total)
         } else {
-            if !served_apart(filter, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
+            if !served_apart(filter, COLUMNS, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
                 return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
             }
             let mut count = Sql::new("SELECT COUNT(*)");

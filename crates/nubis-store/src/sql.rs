@@ -87,6 +87,14 @@ pub(crate) enum ColKind {
     InSet,
 }
 
+impl ColKind {
+    /// Whether a comparison of the field is the column's own (`expr < value`, ...), so that an
+    /// index serving a range of it serves `+neq` too, written as two ranges ([`push_cond`]).
+    fn ranged(self) -> bool {
+        !matches!(self, ColKind::Tags { .. } | ColKind::Exists(_) | ColKind::InSet)
+    }
+}
+
 /// A filterable field and the SQL expression that yields it.
 pub(crate) struct Column {
     pub path: &'static str,
@@ -285,12 +293,23 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                         CmpOp::Lte => "<=",
                         CmpOp::Contains => unreachable!("handled above"),
                     };
-                    if col.kind == ColKind::Bool {
+                    let (expr, v) = if col.kind == ColKind::Bool {
                         // Compare booleans as integers: SQLite stores 0/1, PostgreSQL has BOOLEAN.
                         let Val::Bool(b) = v else { unreachable!("typed() gives a bool") };
-                        sql.push(&format!("{} {o} ", bool_int(col.expr))).bind(Val::I64(i64::from(b)));
+                        (bool_int(col.expr), Val::I64(i64::from(b)))
                     } else {
-                        sql.push(&format!("{} {o} ", col.expr)).bind(v);
+                        (col.expr.to_string(), v)
+                    };
+                    if *op == CmpOp::Neq {
+                        // Two ranges, which the index that serves a range of the field serves
+                        // (`<>` is no index's range); NULL meets neither, as it meets no `<>`.
+                        sql.push(&format!("({expr} < "))
+                            .bind(v.clone())
+                            .push(&format!(" OR {expr} > "))
+                            .bind(v)
+                            .push(")");
+                    } else {
+                        sql.push(&format!("{expr} {o} ")).bind(v);
                     }
                 }
             }
@@ -354,7 +373,7 @@ pub(crate) struct Listing<'a> {
 impl Listing<'_> {
     /// Whether indexes serve the filter's conditions and its order ([`served`]).
     pub(crate) fn serves(&self, filter: &Filter) -> bool {
-        served(filter, self.indexed)
+        served(filter, self.cols, self.indexed)
     }
 
     /// The refusal of a filter the list's indexes do not serve, on a list of `n` records.
@@ -375,31 +394,39 @@ pub(crate) const TIME_MAX: &str = "9999-12-31T23:59:59";
 /// serves: the request is refused (400 on `X-Filter`) instead.
 pub(crate) const SCAN_BUDGET: i64 = 5_000;
 
-/// Whether the indexes of a list serve a filter (its condition and its order): an equality or a
-/// range on `id` or on a field of `indexed` (each served by an index on the scope and the field)
-/// somewhere in every branch, and an order by `id` or by such a field. `+contains`, `+neq` and
-/// the fields not listed are checked record by record, at a cost that grows with the list.
-pub(crate) fn served(filter: &Filter, indexed: &[&str]) -> bool {
-    served_apart(filter, indexed, indexed)
+/// Whether the indexes of a list serve a filter (its condition and its order): an equality, a
+/// range or a `+neq` (two ranges) on `id` or on a field of `indexed` (each served by an index on
+/// the scope and the field) somewhere in every branch, and an order by `id` or by such a field.
+/// `+contains`, `+neq` of a field that is no column's own comparison (tags, sets), and the fields
+/// not listed are checked record by record, at a cost that grows with the list.
+pub(crate) fn served(filter: &Filter, cols: &[Column], indexed: &[&str]) -> bool {
+    served_apart(filter, cols, indexed, indexed)
 }
 
 /// [`served`] for a list whose indexes serve more fields in a condition (`filtered`) than in an
 /// order (`ordered`): a condition needs an index on the scope and the field, an order of deep
 /// pages also the order's fences.
-pub(crate) fn served_apart(filter: &Filter, filtered: &[&str], ordered: &[&str]) -> bool {
+pub(crate) fn served_apart(filter: &Filter, cols: &[Column], filtered: &[&str], ordered: &[&str]) -> bool {
     fn field(path: &str, indexed: &[&str]) -> bool {
         path == "id" || indexed.contains(&path)
     }
-    fn cond(c: &Cond, indexed: &[&str]) -> bool {
+    fn cond(c: &Cond, cols: &[Column], indexed: &[&str]) -> bool {
         match c {
-            Cond::And(parts) => parts.is_empty() || parts.iter().any(|p| cond(p, indexed)),
-            Cond::Or(parts) => parts.iter().all(|p| cond(p, indexed)),
-            Cond::Field { path, op, .. } => field(path, indexed) && !matches!(op, CmpOp::Contains | CmpOp::Neq),
+            Cond::And(parts) => parts.is_empty() || parts.iter().any(|p| cond(p, cols, indexed)),
+            Cond::Or(parts) => parts.iter().all(|p| cond(p, cols, indexed)),
+            Cond::Field { path, op, .. } => {
+                field(path, indexed)
+                    && match op {
+                        CmpOp::Contains => false,
+                        CmpOp::Neq => cols.iter().any(|c| c.path == path && c.kind.ranged()),
+                        _ => true,
+                    }
+            }
         }
     }
     // An order by a list of values (tags, addresses) is no index's order.
     let orderable = |p: &str| field(p, ordered) && p != "tags";
-    filter.cond.as_ref().is_none_or(|c| cond(c, filtered)) && filter.order_by.as_deref().is_none_or(orderable)
+    filter.cond.as_ref().is_none_or(|c| cond(c, cols, filtered)) && filter.order_by.as_deref().is_none_or(orderable)
 }
 
 /// The refusal of a filter no index serves on a list of `n` records (more than [`SCAN_BUDGET`]).

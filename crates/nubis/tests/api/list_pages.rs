@@ -224,7 +224,7 @@ async fn a_filter_no_index_serves_is_refused_on_a_long_list_and_answered_on_a_sh
     // 5,001 firewalls: past the budget, what no index serves is refused, naming X-Filter.
     for f in [
         contains,
-        not_equal,
+        r#"{"tags": {"+neq": "blue"}}"#,
         r#"{"+order_by": "tags"}"#,
         r#"{"+or": [{"label": "fw-7"}, {"tags": {"+contains": "bl"}}]}"#,
     ] {
@@ -245,6 +245,21 @@ async fn a_filter_no_index_serves_is_refused_on_a_long_list_and_answered_on_a_sh
     let ordered =
         api.get_filtered("/networking/firewalls?page_size=25", r#"{"+order_by": "label", "+order": "desc"}"#).await;
     assert_eq!(ordered.ok()["data"][0]["label"], "seed");
+    // `+neq` of a field an index serves is two of its ranges: every other record, in any order.
+    let others = api.get_filtered("/networking/firewalls?page=3&page_size=500", not_equal).await;
+    assert_eq!(others.ok()["results"], 5_000);
+    assert_eq!(others.body["data"].as_array().unwrap().len(), 500);
+    assert!(others.body["data"].as_array().unwrap().iter().all(|f| f["label"] != "seed"));
+    let not_42 = r#"{"label": {"+neq": "fw-42"}, "+order_by": "label", "+order": "desc"}"#;
+    let ordered = api.get_filtered("/networking/firewalls?page=1&page_size=25", not_42).await;
+    assert_eq!(ordered.ok()["results"], 5_000);
+    assert_eq!(ordered.body["data"][0]["label"], "seed");
+    let past = api.get_filtered("/networking/firewalls?page=1&page_size=500", not_42).await;
+    let labels: Vec<&str> =
+        past.ok()["data"].as_array().unwrap().iter().map(|f| f["label"].as_str().unwrap()).collect();
+    assert!(labels.windows(2).all(|w| w[0] > w[1]) && !labels.contains(&"fw-42"), "{labels:?}");
+    let either = r#"{"+or": [{"label": {"+neq": "seed"}}, {"label": "seed"}]}"#;
+    assert_eq!(api.get_filtered("/networking/firewalls", either).await.ok()["results"], 5_001);
     // The events of the same account are below the budget: their filters all answer.
     assert_eq!(
         api.get_filtered("/account/events", r#"{"action": {"+contains": "firewall"}}"#).await.ok()["results"],
@@ -495,7 +510,6 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
     for f in [
         r#"{"+order_by": "rdns"}"#,
         r#"{"+order_by": "type"}"#,
-        r#"{"region": {"+neq": "us-east"}}"#,
         r#"{"public": true, "rdns": {"+neq": "x.example"}}"#,
         r#"{"rdns": {"+contains": "example"}}"#,
         r#"{"type": {"+gt": "ipv4"}}"#,
@@ -561,6 +575,11 @@ async fn computed_address_filters_agree(s: &TestServer, east: i64, west: i64) {
         (r#"{"type": "ipv6"}"#.into(), Box::new(|e| e["type"] == "ipv6")),
         (r#"{"type": "ipv6/range"}"#.into(), Box::new(|e| e["type"] == "ipv6/range")),
         (r#"{"type": {"+neq": "ipv4"}}"#.into(), Box::new(|e| e["type"] != "ipv4")),
+        (r#"{"region": {"+neq": "us-east"}}"#.into(), Box::new(|e| e["region"] != "us-east")),
+        (
+            format!(r#"{{"instance_id": {{"+neq": {west}}}, "type": "ipv4"}}"#),
+            Box::new(move |e| e["type"] == "ipv4" && e["instance_id"].as_i64().is_some_and(|i| i != west)),
+        ),
         (
             r#"{"type": "ipv4", "region": "us-west"}"#.into(),
             Box::new(|e| e["type"] == "ipv4" && e["region"] == "us-west"),
@@ -681,8 +700,23 @@ async fn the_vpc_address_lists_past_the_budget_are_filtered_and_ordered_by_regio
             assert!(keys.windows(2).all(|w| w[0] >= w[1]), "{path} {field}: {keys:?}");
         }
     }
+    // `+neq` of an indexed field is two of its ranges: the other entries, counted exactly.
+    let not_east = api.get_filtered("/vpcs/ips?page=2&page_size=25", r#"{"region": {"+neq": "us-east"}}"#).await;
+    assert_eq!(not_east.ok()["results"], db_scalar(&s, &of("region <> 'us-east'")).await);
+    let not_east_page = not_east.body["data"].as_array().unwrap();
+    assert!(not_east_page.iter().all(|e| e["region"] != "us-east"), "{not_east_page:?}");
+    let other_config = format!(r#"{{"config_id": {{"+neq": {west_config}}}, "+order_by": "config_id"}}"#);
+    let path = format!("/vpcs/{east_vpc}/ips?page=20&page_size=100");
+    let r = api.get_filtered(&path, &other_config).await;
+    let want = db_scalar(&s, &of(&format!("vpc_id = {east_vpc} AND config_id <> {west_config}"))).await;
+    assert!(want > 5_000, "{want}");
+    assert_eq!(r.ok()["results"], want);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 100);
     // What no index serves is still refused, naming X-Filter and what is served.
-    for f in [r#"{"region": {"+neq": "us-east"}}"#, r#"{"config_id": {"+neq": 1}}"#] {
+    for f in [
+        r#"{"region": {"+contains": "east"}}"#,
+        r#"{"+or": [{"region": "us-east"}, {"region": {"+contains": "west"}}]}"#,
+    ] {
         for path in ["/vpcs/ips".to_string(), format!("/vpcs/{east_vpc}/ips")] {
             let r = api.get_filtered(&path, f).await;
             assert_eq!(r.status, 400, "{path} {f}: {}", r.body);
@@ -969,6 +1003,9 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
         (r#"{"read": true, "action": "vpc_create"}"#, format!("{marked} AND action = 'vpc_create'")),
         (r#"{"+or": [{"read": true}, {"seen": false}]}"#, format!("{marked} OR id > {mark}")),
         (r#"{"read": false, "status": "failed"}"#, format!("NOT {marked} AND status = 'failed'")),
+        // `+neq` of an indexed field: two ranges of its index.
+        (r#"{"action": {"+neq": "vpc_create"}}"#, "action <> 'vpc_create'".to_string()),
+        (r#"{"status": {"+neq": "failed"}, "read": true}"#, format!("{marked} AND status <> 'failed'")),
     ] {
         let want = newest_first(cond).await;
         let r = api.get_filtered("/account/events?page=2&page_size=30", filter).await;
@@ -979,7 +1016,7 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     let r = api.get_filtered("/account/events?page=2&page_size=25", by_created).await;
     assert_eq!(r.ok()["results"], read.len());
     assert!(r.body["data"].as_array().unwrap().iter().all(|e| e["read"] == true), "{by_created}");
-    for refused in [r#"{"+order_by": "seen"}"#, r#"{"+order_by": "read"}"#, r#"{"action": {"+neq": "vpc_create"}}"#] {
+    for refused in [r#"{"+order_by": "seen"}"#, r#"{"+order_by": "read"}"#, r#"{"action": {"+contains": "vpc"}}"#] {
         let r = api.get_filtered("/account/events", refused).await;
         assert_eq!(r.status, 400, "{refused}: {}", r.body);
         assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{refused}");
@@ -1579,7 +1616,7 @@ async fn deep_sign_in_pages_in_a_fields_order_hold_the_rows_that_skipping_finds(
     }
     restricted_sign_ins_agree(&s, account).await;
     // What no index serves is refused past the budget, naming the fields served.
-    for refused in [r#"{"restricted": {"+neq": true}}"#, r#"{"username": {"+contains": "u1"}}"#] {
+    for refused in [r#"{"ip": {"+contains": "127.0"}}"#, r#"{"username": {"+contains": "u1"}}"#] {
         let r = api.get_filtered("/profile/logins", refused).await;
         assert_eq!(r.status, 400, "{refused}: {}", r.body);
         let reason = r.body["errors"][0]["reason"].as_str().unwrap();
@@ -1632,6 +1669,11 @@ async fn restricted_sign_ins_agree(s: &TestServer, account: i64) {
     let cases = [
         (r#"{"restricted": true}"#, format!("{listed} AND {restricted}")),
         (r#"{"restricted": false}"#, format!("{listed} AND NOT {restricted}")),
+        (r#"{"restricted": {"+neq": true}}"#, format!("{listed} AND NOT {restricted}")),
+        (
+            r#"{"username": {"+neq": "u13"}, "restricted": true}"#,
+            format!("{listed} AND {restricted} AND username <> 'u13'"),
+        ),
         (r#"{"restricted": true, "username": "u13"}"#, format!("{listed} AND {restricted} AND username = 'u13'")),
         (
             r#"{"+or": [{"restricted": true}, {"username": "u13"}]}"#,
@@ -1901,19 +1943,22 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
         (r#"{"filesystem": "raw"}"#, "filesystem = 'raw'"),
         (r#"{"status": "not ready"}"#, "status = 'not ready'"),
         (r#"{"created": {"+lt": "2026-02-01T00:00:00"}}"#, "created < '2026-02-01T00:00:00'"),
+        (r#"{"filesystem": {"+neq": "raw"}}"#, "filesystem <> 'raw'"),
+        (r#"{"size": {"+neq": 5}, "status": "not ready"}"#, "size <> 5 AND status = 'not ready'"),
     ] {
         let page = api.get_filtered(&format!("{disks}?page=2&page_size=100"), filter).await;
         assert_eq!(page.ok()["results"], db_scalar(&s, &of(cond)).await, "{filter}");
     }
     for (path, filter, cond) in [
         ("/account/users", r#"{"restricted": true}"#, format!("account_id = {account} AND restricted")),
+        ("/account/users", r#"{"restricted": {"+neq": true}}"#, format!("account_id = {account} AND NOT restricted")),
         ("/account/oauth-clients", r#"{"public": false}"#, format!("account_id = {account} AND NOT public")),
     ] {
         let table = if path.contains("users") { "users" } else { "oauth_clients" };
         let page = api.get_filtered(&format!("{path}?page=3&page_size=100"), filter).await;
         assert_eq!(page.ok()["results"], db_scalar(&s, &format!("SELECT COUNT(*) FROM {table} WHERE {cond}")).await);
     }
-    let r = api.get_filtered(&disks, r#"{"filesystem": {"+neq": "raw"}}"#).await;
+    let r = api.get_filtered(&disks, r#"{"filesystem": {"+contains": "ext"}}"#).await;
     assert_eq!(r.status, 400, "{}", r.body);
     let reason = r.body["errors"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("one of: id, label, size, filesystem, status, created, updated"), "{reason}");
