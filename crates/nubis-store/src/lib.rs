@@ -117,6 +117,8 @@ struct Inner {
     cache: Cache,
     /// Wakes the background tasks of the store when it closes or goes away.
     closing: Arc<tokio::sync::Notify>,
+    /// Set by [`Store::close`]: the database is unavailable for good, not for a moment.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Inner {
@@ -171,6 +173,7 @@ impl Store {
                     engine: Engine::Pg(pool, by_values),
                     cache: Cache::new(Mode::Shared, opts.cached_pages),
                     closing: Default::default(),
+                    closed: Default::default(),
                 }),
             }
         } else if let Some(rest) = url.strip_prefix("sqlite:") {
@@ -187,6 +190,7 @@ impl Store {
                     engine: Engine::Lite(Box::new(lite)),
                     cache: Cache::new(Mode::Local, opts.cached_pages),
                     closing: Default::default(),
+                    closed: Default::default(),
                 }),
             }
         } else {
@@ -196,6 +200,11 @@ impl Store {
         store.watch_external_writes()?;
         store.listen_to_change_notices();
         Ok(store)
+    }
+
+    /// Whether [`Store::close`] was called (work that waits for an unavailable database stops).
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn backend(&self) -> Backend {
@@ -222,6 +231,7 @@ impl Store {
 
     /// Closes every connection cleanly (checkpointing the SQLite WAL).
     pub async fn close(&self) {
+        self.inner.closed.store(true, std::sync::atomic::Ordering::Release);
         self.inner.closing.notify_waiters();
         match &self.inner.engine {
             Engine::Lite(l) => l.close(),

@@ -14,7 +14,8 @@ use std::pin::Pin;
 use nubis_model::event::NewEvent;
 use nubis_model::grants::GrantKind;
 use nubis_model::instance::Status;
-use nubis_model::{Result, Timestamp};
+use nubis_model::{Error, Result, Timestamp};
+use nubis_store::instances::InstanceRow;
 
 use crate::App;
 use crate::controls::FaultKind;
@@ -93,7 +94,7 @@ impl App {
 
     async fn runtime_run(&self, id: i64) -> Result<()> {
         loop {
-            let Some(inst) = self.store.instance_by_id(id).await? else { return Ok(()) };
+            let Some(inst) = self.until_answered(id, || self.store.instance_by_id(id)).await? else { return Ok(()) };
             let (Some(status), Some(target)) = (Status::parse(&inst.status), Status::parse(&inst.target_status)) else {
                 return Ok(());
             };
@@ -110,51 +111,77 @@ impl App {
                 next = Status::Offline;
             }
             let inst = &inst;
-            let advanced = self
-                .write(|tx| {
-                    Box::pin(async move {
-                        // Deleted, or another operation took over: leave everything as it is.
-                        let now = tx.instance_lock(id, inst.account_id).await?;
-                        if now.is_none_or(|i| i.op_seq != inst.op_seq || i.status != status.name()) {
-                            return Ok(false);
-                        }
-                        if let Some(e) = inst.op_event_id {
-                            tx.event_set_status(e, if boot_fails { "failed" } else { "finished" }).await?;
-                        }
-                        // A created instance that boots gets its own boot event.
-                        let boot_event = if next == Status::Booting {
-                            let e = NewEvent {
-                                account_id: inst.account_id,
-                                action: "instance_boot",
-                                entity: Some(instance_entity(inst)),
-                                secondary: None,
-                                username: inst.op_username.clone(),
-                                status: "started",
-                                message: None,
-                                visible_with: Some((GrantKind::Instance, inst.id)),
-                                subject_user_id: None,
-                            };
-                            Some(tx.event_insert(&e).await?)
-                        } else {
-                            None
-                        };
-                        let stepped = tx
-                            .instance_step(id, inst.op_seq, status.name(), next.name(), boot_event, Timestamp::now())
-                            .await?;
-                        Ok(stepped.is_some())
-                    })
-                })
-                .await?;
+            // The step is done: it is recorded once the database answers, never done again.
+            let advanced = self.until_answered(id, || self.runtime_record(inst, status, next, boot_fails)).await?;
             if !advanced {
                 // A service transfer moved the instance meanwhile (the same operation, another
-                // account): its transition goes on for the new owner.
-                let moved = self.store.instance_by_id(id).await?.is_some_and(|i| {
-                    i.account_id != inst.account_id && i.op_seq == inst.op_seq && i.status == inst.status
+                // account): its transition goes on for the new owner. Or the record was made by
+                // an attempt whose answer was lost: it goes on from there.
+                let goes_on = self.until_answered(id, || self.store.instance_by_id(id)).await?.is_some_and(|i| {
+                    i.op_seq == inst.op_seq
+                        && ((i.account_id != inst.account_id && i.status == inst.status) || i.status == next.name())
                 });
-                if moved {
+                if goes_on {
                     continue;
                 }
                 return Ok(());
+            }
+        }
+    }
+
+    /// Records a performed step: the instance's next status and its operation's event, unless
+    /// it was deleted or another operation took over. Whether it did.
+    async fn runtime_record(&self, inst: &InstanceRow, status: Status, next: Status, boot_fails: bool) -> Result<bool> {
+        let id = inst.id;
+        self.write(|tx| {
+            Box::pin(async move {
+                // Deleted, or another operation took over: leave everything as it is.
+                let now = tx.instance_lock(id, inst.account_id).await?;
+                if now.is_none_or(|i| i.op_seq != inst.op_seq || i.status != status.name()) {
+                    return Ok(false);
+                }
+                if let Some(e) = inst.op_event_id {
+                    tx.event_set_status(e, if boot_fails { "failed" } else { "finished" }).await?;
+                }
+                // A created instance that boots gets its own boot event.
+                let boot_event = if next == Status::Booting {
+                    let e = NewEvent {
+                        account_id: inst.account_id,
+                        action: "instance_boot",
+                        entity: Some(instance_entity(inst)),
+                        secondary: None,
+                        username: inst.op_username.clone(),
+                        status: "started",
+                        message: None,
+                        visible_with: Some((GrantKind::Instance, inst.id)),
+                        subject_user_id: None,
+                    };
+                    Some(tx.event_insert(&e).await?)
+                } else {
+                    None
+                };
+                let stepped =
+                    tx.instance_step(id, inst.op_seq, status.name(), next.name(), boot_event, Timestamp::now()).await?;
+                Ok(stepped.is_some())
+            })
+        })
+        .await
+    }
+
+    /// Runs `f` again, after a pause that grows, while the database is unavailable (a
+    /// connection not had in time, a statement unanswered, a write that kept losing): a
+    /// transition is never left half-way by a moment's outage, as nothing but a restart would
+    /// pick it up again. Stops when the store is closed.
+    async fn until_answered<T, F: Future<Output = Result<T>>>(&self, id: i64, mut f: impl FnMut() -> F) -> Result<T> {
+        let mut pause = std::time::Duration::from_millis(100);
+        loop {
+            match f().await {
+                Err(Error::Unavailable(reason)) if !self.store.is_closed() => {
+                    tracing::warn!(instance = id, %reason, "instance transition waits for the database");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_secs(5));
+                }
+                done => return done,
             }
         }
     }

@@ -2,8 +2,8 @@
 //! answers 503 with the error envelope and `Retry-After` (never a 500, never a hang), `/healthz`
 //! says the database is unreachable, balancers keep proxying with the last state known (and keep
 //! checking their nodes), and when PostgreSQL is back everything recovers without a restart:
-//! every write acknowledged before the outage is there, and what the data plane saw meanwhile is
-//! recorded.
+//! every write acknowledged before the outage is there, what the data plane saw meanwhile is
+//! recorded, and an instance whose shutdown ended during the outage is recorded offline.
 //!
 //! The test runs its own PostgreSQL (initdb with the binaries of `$PGBIN`, which
 //! `scripts/pg.sh` exports, on a free 127.0.0.1 port) so that it can stop it; it never touches
@@ -162,11 +162,15 @@ async fn with_postgresql_down_the_api_answers_503_balancers_keep_serving_and_all
         sqlx::raw_sql("CREATE DATABASE nubis").execute(&mut c).await.unwrap();
         let _ = c.close().await;
     }
-    let s =
-        TestServer::start_with(Options { config: lb_config(), database: Some(pg.url("nubis")), ..Default::default() })
-            .await;
+    // A shutdown takes 2 s: one started just before the outage ends during it.
+    let config = lb_config().replace("shutdown_ms = 30", "shutdown_ms = 2000");
+    assert!(config.contains("shutdown_ms = 2000"));
+    let s = TestServer::start_with(Options { config, database: Some(pg.url("nubis")), ..Default::default() }).await;
     let api = s.api();
     let (lb, mut backend, nb, cid) = serving_balancer(&api).await;
+    let body = json!({"region": "us-east", "type": "g6-nanode-1", "label": "outlasts", "booted": true});
+    let instance = api.post("/compute/instances", body).await.ok()["id"].as_i64().unwrap();
+    crate::instances::wait_status(&api, instance, "running").await;
 
     // Load: writers creating VPCs, recording what was acknowledged and every answer's status.
     let acked = Arc::new(Mutex::new(Vec::<(i64, String)>::new()));
@@ -197,6 +201,7 @@ async fn with_postgresql_down_the_api_answers_503_balancers_keep_serving_and_all
     let before_outage = acked.lock().unwrap().len();
     assert!(before_outage > 0, "writes succeed while the database is up");
 
+    api.post(&format!("/compute/instances/{instance}/shutdown"), json!({})).await.ok();
     pg.down();
     let root = s.base.trim_end_matches("/v4").to_string();
     // Reads and writes: 503, the envelope, Retry-After; within the acquire timeout.
@@ -242,6 +247,11 @@ async fn with_postgresql_down_the_api_answers_503_balancers_keep_serving_and_all
         async move { (api.anonymous().get(&format!("{root}/healthz")).await.status == 200).then_some(()) }
     })
     .await;
+    // The shutdown ended while the database was down: it is recorded now, with its event.
+    crate::instances::wait_status(&api, instance, "offline").await;
+    let events = api.get_filtered("/account/events", r#"{"action": "instance_shutdown"}"#).await;
+    let shutdown = &events.ok()["data"][0];
+    assert_eq!((shutdown["entity"]["id"].as_i64(), &shutdown["status"]), (Some(instance), &json!("finished")));
     tokio::time::sleep(Duration::from_millis(500)).await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for w in writers {

@@ -367,6 +367,15 @@ impl TestServer {
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.kill9();
+        // A failing test shows what its server logged last (the log goes with the directory).
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!("--- the last {} lines of the server's log ---", tail.len());
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
         // A database per test adds up to gigabytes over the suite: drop it with the server.
         if let Some((base, name)) = self.owned_pg.take() {
