@@ -14,7 +14,8 @@
 # of 100 events vs a page of 100 VPCs >= 0.5. A list the run could not fill says why.
 #
 # Writes bench/out/lists/{sqlite,postgres}.md (.json: the numbers) and section.md; splices
-# section.md into docs/performance.md (section "lists") when its markers are there.
+# section.md into docs/performance.md (section "lists") when its markers are there and the run
+# measured every list (not with ONLY).
 #
 # Usage: bench/scale/lists.sh
 # env: ENGINES ("sqlite postgres"), SMALL (100), LARGE (100000), CHILDREN (10000),
@@ -72,7 +73,9 @@ done
   echo
   for engine in $ENGINES; do cat "$OUT/$engine.md"; echo; done
 } > "$OUT/section.md"
-if grep -q '<!-- lists:begin -->' docs/performance.md && grep -q '<!-- lists:end -->' docs/performance.md; then
+if [ -n "${ONLY:-}" ]; then
+  echo "ONLY=$ONLY measured part of the lists: the section is in $OUT/section.md, docs/performance.md is left as it is" >&2
+elif grep -q '<!-- lists:begin -->' docs/performance.md && grep -q '<!-- lists:end -->' docs/performance.md; then
   python3 bench/splice.py lists "$OUT/section.md"
 else
   echo "docs/performance.md has no lists markers: the section is in $OUT/section.md" >&2
