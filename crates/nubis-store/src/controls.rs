@@ -361,11 +361,11 @@ impl Store {
     }
 }
 
-/// The tables triggers keep from the others (kept counts, id blocks, order fence counts and their
-/// sums, tags, an address's balancers, VLANs). A PostgreSQL restore inserts the other tables, triggers on, and
+/// The tables triggers keep from the others (kept counts, id blocks, order fence counts, tags,
+/// an address's balancers, VLANs). A PostgreSQL restore inserts the other tables, triggers on, and
 /// these come out of it: copying them too would count every row twice.
 const KEPT_BY_TRIGGERS: &[&str] =
-    &["row_counts", "row_blocks", "order_fence_counts", "order_fence_sums", "list_tags", "address_balancers", "vlans"];
+    &["row_counts", "row_blocks", "order_fence_counts", "list_tags", "address_balancers", "vlans"];
 
 /// Orders names so each comes after its dependencies (cycles broken in name order).
 fn topological(mut deps: BTreeMap<String, BTreeSet<String>>) -> Vec<String> {

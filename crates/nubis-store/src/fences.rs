@@ -2,15 +2,12 @@
 //!
 //! A list ordered by a field is cut into ranges at fences, keys `(value, id)` in that order;
 //! triggers keep how many rows of each scope every range holds (`order_fence_counts`, fence 0
-//! being the range below the first fence), and sums them by groups of fence numbers
-//! (`order_fence_sums`, migration 69). A deep page sums the groups' counts in order, then the
-//! counts of the ranges of its group ([`Store::locate_ordered`]), and reads from its range's key,
-//! skipping fewer rows than a range holds. nubis places the fences outside any request
-//! ([`Tx::fence_place`]): a range past [`SPLIT_TIMES`] times its scope's chunk (between
-//! [`MIN_CHUNK`] and [`CHUNK`] rows, following the scope's size) is cut into ranges of a chunk,
-//! an empty one is dropped, and a group past [`GROUP_MAX`] fences has the scope's fences spread
-//! out again. Where fences have not been placed yet a page still comes out right, by skipping
-//! more rows.
+//! being the range below the first fence). A deep page sums the counts of the ranges in order
+//! ([`Store::locate_ordered`]) and reads from its range's key, skipping fewer rows than a range
+//! holds. nubis places the fences outside any request ([`Tx::fence_place`]): a range past
+//! [`SPLIT_TIMES`] times its scope's chunk (between [`MIN_CHUNK`] and [`CHUNK`] rows, following
+//! the scope's size) is cut into ranges of a chunk, an empty one is dropped. Where fences have
+//! not been placed yet a page still comes out right, by skipping more rows.
 
 use nubis_model::Result;
 
@@ -32,13 +29,6 @@ pub const SPLIT_TIMES: i64 = 4;
 /// Fences are numbered in the order of their keys (migration 42), this far apart when spread
 /// out: a range cut in pieces numbers them between its own number and the next fence's.
 pub const GAP: i64 = 1 << 32;
-/// The counts of a scope's fences are also summed in groups of numbers (migration 69): a fence is
-/// in group `fence >> GROUP_BITS`, 16 fences a group when they are spread out.
-pub const GROUP_BITS: u32 = 36;
-/// The most fences a group may hold: past it, the scope's fences are spread out again
-/// ([`Tx::fence_place`]), so that a deep page reads a few dozen counts at most, not one a range.
-pub const GROUP_MAX: i64 = 32;
-const _: () = assert!(GAP << 4 == 1 << GROUP_BITS && GROUP_MAX >= 2 * 16);
 
 /// Where a deep page in a field's order starts: after the key of its range (ascending) or before
 /// the key of the next range (descending), skipping `skip` rows.
@@ -177,39 +167,13 @@ fn key(r: &Row, int: &str, text: &str, id: &str) -> Result<Option<(Val, i64)>> {
     })
 }
 
-/// The position in ascending order of the row at `offset` (in descending order when `desc`) of
-/// the rows `counts` counts, and the entry that holds it ([`holding`]); `None` past the end.
-fn position(counts: &[(i64, i64)], offset: u64, desc: bool) -> Option<(i64, (i64, i64, i64))> {
-    let total: i64 = counts.iter().map(|(_, n)| n).sum();
-    let off = offset.min(i64::MAX as u64) as i64;
-    if off >= total {
-        return None;
-    }
-    let p = if desc { total - 1 - off } else { off };
-    Some((p, holding(counts, p)?))
-}
-
-/// The entry of `counts` (numbers and their counts, in order) that holds the row at `p`: its
-/// number, its count and the rows before it.
-fn holding(counts: &[(i64, i64)], p: i64) -> Option<(i64, i64, i64)> {
-    let mut before = 0i64;
-    for &(number, n) in counts {
-        if before + n > p {
-            return Some((number, n, before));
-        }
-        before += n;
-    }
-    None
-}
-
 /// The rows of a range of a scope of `total` rows once it is cut, as SQL over the expression
 /// `total` (both engines): the one place the rule is written.
 ///
 /// Ranges cut while a scope was small stay small as it grows only until they pass
 /// [`SPLIT_TIMES`] times the chunk of its new size, so a scope holds about [`RANGES`] ranges
 /// per doubling of its rows below [`CHUNK`] times [`RANGES`], and a range per [`CHUNK`] rows
-/// above: about 500 at a million rows, which a deep page locates its range among in a few dozen
-/// counts (the sums of about 30 groups, then the counts of one: [`Store::locate_ordered`]).
+/// above: about 600 at a million rows, and a deep page locates its range in a few hundred counts.
 pub(crate) fn chunk_sql(total: &str) -> String {
     // An integer division on both engines (PostgreSQL's sums are numeric).
     let share = format!("CAST({total} AS BIGINT) / {RANGES}");
@@ -228,9 +192,8 @@ impl Store {
     /// Where the row at `offset` of the list `kind` (a list kind and a field: `instances.label`)
     /// of `scope_id` is, in the field's order (descending when `desc`); `None` past the end.
     ///
-    /// The sums of the ranges' groups are read in the order of their numbers, which is the
-    /// keys' (one index range, summed here), then the counts of the group found in the same
-    /// way, then the keys of the range found and of the next.
+    /// The ranges' counts are read in the order of their fence numbers, which is the keys'
+    /// (one index range, summed here), then the keys of the range found and of the next.
     pub(crate) async fn locate_ordered(
         &self,
         kind: &str,
@@ -238,63 +201,34 @@ impl Store {
         offset: u64,
         desc: bool,
     ) -> Result<Option<FenceAt>> {
-        // The sums of the groups first (a few dozen rows at a million), then the counts of the
-        // one group that holds the row.
-        let groups = self.fence_sums(kind, scope_id, "order_fence_sums", "grp", None).await?;
-        let Some((p, (group, in_group, before_group))) = position(&groups, offset, desc) else { return Ok(None) };
-        let low = group << GROUP_BITS;
-        let within = (low, low + ((1i64 << GROUP_BITS) - 1));
-        let counts = self.fence_sums(kind, scope_id, "order_fence_counts", "fence", Some(within)).await?;
-        let range = match counts.iter().map(|(_, n)| n).sum::<i64>() == in_group {
-            true => holding(&counts, p - before_group).map(|(fence, n, before)| (fence, n, before + before_group)),
-            false => None,
-        };
-        let (p, range) = match range {
-            Some(range) => (p, range),
-            // The two reads are two statements: a write between them (a row counted, fences
-            // placed) can set them apart. The counts of every range are then read at once.
-            None => {
-                let counts = self.fence_sums(kind, scope_id, "order_fence_counts", "fence", None).await?;
-                let Some(found) = position(&counts, offset, desc) else { return Ok(None) };
-                found
-            }
-        };
-        self.fence_at(kind, scope_id, range, p, desc).await
-    }
-
-    /// The counts of a scope's ranges (`table` `order_fence_counts`, `by` `fence`) or of its
-    /// groups of ranges (`order_fence_sums`, `grp`), their shards summed, in the order of their
-    /// numbers (which is the keys'), those numbered within `within` alone when given.
-    async fn fence_sums(
-        &self,
-        kind: &str,
-        scope_id: i64,
-        table: &str,
-        by: &str,
-        within: Option<(i64, i64)>,
-    ) -> Result<Vec<(i64, i64)>> {
-        let mut sql = Sql::new(&format!("SELECT {by} AS k, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE kind = "));
-        sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
-        if let Some((low, high)) = within {
-            sql.push(&format!(" AND {by} >= "))
-                .bind(Val::I64(low))
-                .push(&format!(" AND {by} <= "))
-                .bind(Val::I64(high));
+        let counts = query(
+            "SELECT fence, CAST(SUM(n) AS BIGINT) AS n FROM order_fence_counts WHERE kind = $1 AND scope_id = $2 \
+             GROUP BY fence ORDER BY fence",
+        )
+        .bind(kind)
+        .bind(scope_id)
+        .fetch_all(self.r())
+        .await?
+        .iter()
+        .map(|r| Ok((r.i64("fence")?, r.i64("n")?.max(0))))
+        .collect::<Result<Vec<_>>>()?;
+        let total: i64 = counts.iter().map(|(_, n)| n).sum();
+        let off = offset.min(i64::MAX as u64) as i64;
+        if off >= total {
+            return Ok(None);
         }
-        sql.push(&format!(" GROUP BY {by} ORDER BY {by}"));
-        sql.query().fetch_all(self.r()).await?.iter().map(|r| Ok((r.i64("k")?, r.i64("n")?.max(0)))).collect()
-    }
-
-    /// Where the row at `p` (ascending) is, given its range `(fence, n, before)`: the range's
-    /// key and the next range's, and the rows to skip from the one the page starts at.
-    async fn fence_at(
-        &self,
-        kind: &str,
-        scope_id: i64,
-        (fence, n, before): (i64, i64, i64),
-        p: i64,
-        desc: bool,
-    ) -> Result<Option<FenceAt>> {
+        // The position of the row in ascending order, and the range that holds it.
+        let p = if desc { total - 1 - off } else { off };
+        let mut before = 0i64;
+        let Some(&(fence, n)) = counts.iter().find(|(_, n)| {
+            let here = before + n > p;
+            if !here {
+                before += n;
+            }
+            here
+        }) else {
+            return Ok(None);
+        };
         let keys = query(
             "SELECT fence, k_int, k_text, k_id FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence >= $3 \
              ORDER BY fence LIMIT 2",
@@ -498,22 +432,6 @@ impl Tx<'_> {
                 .execute(self.h())
                 .await?;
         }
-        // Pieces numbered in a narrow room crowd one group: a deep page would read all their
-        // counts. The scope's fences are spread out again, at most 16 a group.
-        let crowded = query(format!(
-            "SELECT COUNT(*) AS n FROM order_fences WHERE kind = $1 AND scope_id = $2 \
-             GROUP BY fence >> {GROUP_BITS} ORDER BY COUNT(*) DESC LIMIT 1"
-        ))
-        .bind(kind)
-        .bind(scope)
-        .fetch_optional(self.h())
-        .await?
-        .map(|r| r.i64("n"))
-        .transpose()?
-        .is_some_and(|n| n > GROUP_MAX);
-        if crowded {
-            self.fences_spread(kind, scope, fence).await?;
-        }
         Ok(())
     }
 
@@ -562,12 +480,6 @@ impl Tx<'_> {
                     .await?;
             }
         }
-        // The groups the counts left (those of the negative numbers among them) sum to nothing.
-        query("DELETE FROM order_fence_sums WHERE kind = $1 AND scope_id = $2 AND n = 0")
-            .bind(kind)
-            .bind(scope)
-            .execute(self.h())
-            .await?;
         Ok(moved)
     }
 }

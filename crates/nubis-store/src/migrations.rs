@@ -83,7 +83,6 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(66, "transfer_status", "0066_transfer_status.sql"),
     migration!(67, "address_kind_and_rdns", "0067_address_kind_and_rdns.sql"),
     migration!(68, "login_restricted", "0068_login_restricted.sql"),
-    migration!(69, "fence_sums", "0069_fence_sums.sql"),
 ];
 
 impl Store {
@@ -166,60 +165,5 @@ mod tests {
         assert_eq!(rows, want);
         let below: i64 = c.query_row("SELECT n FROM order_fence_counts WHERE fence = 0", [], |r| r.get(0)).unwrap();
         assert_eq!(below, 10, "the range below the first fence keeps its number and count");
-    }
-
-    /// Migration 69 spreads every scope's fences out again, moves the counts with them, and sums
-    /// the counts by group of fence numbers; its triggers keep the sums as the counts change.
-    #[test]
-    fn fence_counts_are_summed_by_group_and_the_sums_follow_the_counts() {
-        let sql = |v: i64| MIGRATIONS.iter().find(|m| m.0 == v).map(|m| m.2).unwrap();
-        let c = rusqlite::Connection::open_in_memory().unwrap();
-        let gap = 1i64 << 32;
-        c.execute_batch(&format!(
-            "CREATE TABLE order_fences (kind TEXT NOT NULL, scope_id BIGINT NOT NULL, fence BIGINT NOT NULL, \
-               k_int BIGINT, k_text TEXT, k_id BIGINT NOT NULL, PRIMARY KEY (kind, scope_id, fence)); \
-             CREATE TABLE order_fence_counts (kind TEXT NOT NULL, scope_id BIGINT NOT NULL, fence BIGINT NOT NULL, \
-               shard BIGINT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kind, scope_id, fence, shard)); \
-             INSERT INTO order_fences VALUES ('t.label', 1, 7, NULL, 'a', 1), ('t.label', 1, 8, NULL, 'b', 2), \
-               ('t.label', 1, {}, NULL, 'c', 3), ('t.label', 2, 3, NULL, 'a', 1); \
-             INSERT INTO order_fence_counts VALUES ('t.label', 1, 0, 0, 5), ('t.label', 1, 7, 0, 6), \
-               ('t.label', 1, 8, 0, 7), ('t.label', 1, 8, 1, 1), ('t.label', 1, {}, 0, 8), ('t.label', 2, 3, 0, 9);",
-            40 * gap,
-            40 * gap
-        ))
-        .unwrap();
-        c.execute_batch(sql(69)).unwrap();
-        let rows = |sql: &str| -> Vec<(i64, i64, i64)> {
-            c.prepare(sql)
-                .unwrap()
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap()
-        };
-        let counts = "SELECT scope_id, fence, SUM(n) FROM order_fence_counts GROUP BY scope_id, fence ORDER BY 1, 2";
-        assert_eq!(rows(counts), [(1, 0, 5), (1, gap, 6), (1, 2 * gap, 8), (1, 3 * gap, 8), (2, gap, 9)]);
-        let fences = "SELECT scope_id, fence, k_id FROM order_fences ORDER BY 1, 2";
-        assert_eq!(rows(fences), [(1, gap, 1), (1, 2 * gap, 2), (1, 3 * gap, 3), (2, gap, 1)]);
-        let sums =
-            "SELECT scope_id, grp, SUM(n) FROM order_fence_sums WHERE n <> 0 GROUP BY scope_id, grp ORDER BY 1, 2";
-        assert_eq!(rows(sums), [(1, 0, 27), (2, 0, 9)]);
-        // A count changed in place, one moved to another group (and shard), one inserted, one
-        // deleted: each group's sum follows.
-        c.execute_batch(&format!(
-            "UPDATE order_fence_counts SET n = n + 4 WHERE scope_id = 1 AND fence = 0; \
-             UPDATE order_fence_counts SET fence = {}, shard = 3 WHERE scope_id = 1 AND fence = {}; \
-             INSERT INTO order_fence_counts VALUES ('t.label', 2, {}, 0, 2) \
-               ON CONFLICT (kind, scope_id, fence, shard) DO UPDATE SET n = n + excluded.n; \
-             DELETE FROM order_fence_counts WHERE scope_id = 2 AND fence = {};",
-            17 * gap,
-            gap,
-            33 * gap,
-            gap
-        ))
-        .unwrap();
-        let sums_by_group = "SELECT scope_id, grp, SUM(n) FROM order_fence_sums GROUP BY scope_id, grp HAVING SUM(n) <> 0 \
-                             ORDER BY 1, 2";
-        assert_eq!(rows(sums_by_group), [(1, 0, 25), (1, 1, 6), (2, 2, 2)]);
     }
 }

@@ -278,7 +278,6 @@ pub const VPC_PAGE_TABLES: &[&str] = &[
     "row_blocks",
     "order_fences",
     "order_fence_counts",
-    "order_fence_sums",
     "vpc_subnets",
     "instance_interfaces",
     "instances",

@@ -48,7 +48,6 @@ const TABLES: &[&str] = &[
     "row_blocks",
     "order_fences",
     "order_fence_counts",
-    "order_fence_sums",
 ];
 const OTHER: usize = TABLES.len();
 const SLOTS: usize = TABLES.len() + 1;
