@@ -44,7 +44,19 @@ impl Store {
     async fn begin_with(&self, pg_begin: &'static str) -> Result<Tx<'_>> {
         let inner = match &self.inner.engine {
             Engine::Lite(l) => TxInner::Lite(Some(l.begin().await?)),
-            Engine::Pg(p, _) => TxInner::Pg(Some(db::pg::bounded(p.begin_with(pg_begin)).await?)),
+            Engine::Pg(p, _) => {
+                // The BEGIN runs in a task of its own, which no caller can drop halfway. A
+                // request dropped while its BEGIN waited (for the write gate's lock, behind a
+                // write that runs alone) left the transaction open on the server: sqlx queues a
+                // rollback only once a BEGIN is answered, so the connection went back to the pool
+                // inside the transaction, holding the gate's lock until its next use. Here the
+                // BEGIN is always answered, and a transaction nobody takes any more is dropped,
+                // which rolls it back.
+                let p = p.clone();
+                let begin = tokio::spawn(async move { p.begin_with(pg_begin).await });
+                let begun = db::pg::bounded(async move { begin.await.unwrap_or(Err(sqlx::Error::WorkerCrashed)) });
+                TxInner::Pg(Some(begun.await?))
+            }
         };
         Ok(Tx { store: self, inner, mail_queued: false })
     }

@@ -535,3 +535,44 @@ async fn a_write_that_keeps_losing_to_another_replicas_writes_runs_alone_and_is_
     assert!(commits >= 4, "the other writers ran beside the update ({commits} commits)");
     assert_eq!(api.get(&format!("/vpcs/{id}")).await.ok()["label"], json!(label));
 }
+
+/// A write whose client goes away while its transaction waits at the write gate leaves no
+/// transaction open behind it. Another replica holds the gate (a write that runs alone); the
+/// API's writes wait there, and their clients give up. Once the gate opens, none of nubis's
+/// connections may stay inside a transaction: one that did would hold the gate's lock until its
+/// next use, and every write that runs alone would wait for it. (SQLite has no gate.)
+#[tokio::test]
+async fn a_write_dropped_while_it_waits_at_the_write_gate_leaves_no_transaction_open() {
+    use sqlx::Connection;
+    if !on_postgres() {
+        return;
+    }
+    let server = TestServer::start().await;
+    let mut gate = sqlx::PgConnection::connect(&server.database).await.expect("connect to the test database");
+    sqlx::raw_sql("BEGIN; LOCK TABLE write_gate IN EXCLUSIVE MODE").execute(&mut gate).await.unwrap();
+    let impatient = reqwest::Client::builder().timeout(Duration::from_millis(400)).build().unwrap();
+    let labels: Vec<String> = (0..3).map(|_| unique("dropped")).collect();
+    for label in &labels {
+        let sent = impatient
+            .post(format!("{}/vpcs", server.base))
+            .bearer_auth(&server.token)
+            .json(&json!({"label": label, "region": "us-east"}))
+            .send()
+            .await;
+        assert!(sent.is_err(), "the write did not wait at the gate: {sent:?}");
+    }
+    // The server sees the clients go and drops their requests while they wait.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    sqlx::raw_sql("COMMIT").execute(&mut gate).await.unwrap();
+    let _ = gate.close().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let left_open = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() \
+                     AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%' \
+                     AND state_change < now() - interval '1 second'";
+    assert_eq!(db_scalar(&server, left_open).await, 0, "a connection of nubis stayed inside a transaction");
+    // The dropped writes changed nothing, and writes go on.
+    let api = server.api();
+    let vpcs = all(&api, "/vpcs").await;
+    assert!(vpcs.iter().all(|v| !labels.contains(&v["label"].as_str().unwrap_or_default().to_string())), "{vpcs:?}");
+    api.post("/vpcs", json!({"label": unique("after"), "region": "us-east"})).await.ok();
+}
