@@ -12,8 +12,8 @@ use crate::pages::LOCATE_FROM;
 use crate::ranges::RangeRow;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, push_filter, push_kept_count, push_order, push_page, push_window,
-    served_apart, unserved_apart,
+    ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, column, push_filter, push_kept_count, push_window, served_apart,
+    unserved_apart,
 };
 
 /// What the list's derived fields are computed from.
@@ -22,6 +22,8 @@ pub struct IpListing<'a> {
     pub public_pools: &'a [PublicPool],
     /// `.ip.nubis.test`: appended to the dashed address for the default reverse name.
     pub rdns_suffix: &'a str,
+    /// How many regions the catalog has: an account holds at most one IPv6 range in each.
+    pub regions: usize,
 }
 
 /// A region's public IPv4 pool: its addresses (as integers, `first..=last`) are in subnets of
@@ -149,8 +151,11 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
         })
 }
 
-/// `FROM (<addresses> UNION ALL <ranges>) x WHERE <visible>`.
-fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
+/// `FROM (<the account's public addresses>) x WHERE 1 = 1`, and what a restricted reader may see:
+/// the addresses under the list's field names. Read as a table of its own, not in a union with
+/// the ranges, so that a filter's condition reaches the addresses' indexes and the database reads
+/// only the columns the statement names (a union computes every column of every row it reads).
+fn push_addresses(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Option<i64>) {
     sql.push(
         " FROM (SELECT 0 AS src, a.id, a.address, \
          CASE WHEN a.kind = 'ipv4' THEN 'ipv4' ELSE 'ipv6' END AS type, CASE WHEN a.kind = 'ipv4' THEN ",
@@ -173,12 +178,24 @@ fn push_from(sql: &mut Sql, l: &IpListing<'_>, account_id: i64, grant_user: Opti
     sql.bind(Val::Str(l.rdns_suffix.to_string()));
     sql.push(" END) AS rdns, a.region, a.instance_id, a.public, a.kind, a.rdns AS stored_rdns FROM ip_addresses a WHERE a.public AND a.account_id = ");
     sql.bind(Val::I64(account_id));
+    sql.push(") x WHERE 1 = 1");
+    push_granted(sql, grant_user);
+}
+
+/// `FROM (<the account's IPv6 ranges>) x WHERE 1 = 1` under the list's field names, as
+/// [`push_addresses`].
+fn push_ranges(sql: &mut Sql, account_id: i64, grant_user: Option<i64>) {
     sql.push(
-        " UNION ALL SELECT 1 AS src, r.id, r.range_start AS address, 'ipv6/range' AS type, r.prefix, NULL AS rdns, \
+        " FROM (SELECT 1 AS src, r.id, r.range_start AS address, 'ipv6/range' AS type, r.prefix, NULL AS rdns, \
          r.region, r.instance_id, TRUE AS public, 'range' AS kind, NULL AS stored_rdns FROM ipv6_ranges r WHERE r.account_id = ",
     );
     sql.bind(Val::I64(account_id));
     sql.push(") x WHERE 1 = 1");
+    push_granted(sql, grant_user);
+}
+
+/// For a restricted reader: only the entries of instances it holds a grant on.
+fn push_granted(sql: &mut Sql, grant_user: Option<i64>) {
     if let Some(user) = grant_user {
         sql.push(" AND x.instance_id IN (SELECT g.entity_id FROM grants g WHERE g.user_id = ").bind(Val::I64(user));
         sql.push(" AND g.kind = 'instance')");
@@ -224,36 +241,16 @@ impl Store {
         let desc = filter.order == Order::Desc;
         let by = filter.order_by.as_deref();
         let fenced = by.and_then(|path| FENCED.iter().find(|f| f.path == path));
-        let keys = match (counted, by, fenced) {
+        let (keys, total) = match (counted, by, fenced) {
             (Some(counts), None | Some("public"), _) => {
                 let desc = by.is_some() && desc;
-                self.ips_window(account_id, counts, offset, page_size, desc).await?
+                (self.ips_window(account_id, counts, offset, page_size, desc).await?, counts.0 + counts.1)
             }
             (Some(counts), _, Some(field)) => {
-                self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?
+                let keys = self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?;
+                (keys, counts.0 + counts.1)
             }
-            _ => {
-                let mut sql = Sql::new("SELECT x.src, x.id");
-                push_from(&mut sql, l, account_id, grant_user);
-                push_filter(&mut sql, self.backend(), COLS, filter)?;
-                push_order(&mut sql, COLS, filter, "x.src, x.id")?;
-                push_page(&mut sql, page, page_size);
-                let rows = sql.query().fetch_all(self.r()).await?;
-                rows.iter().map(|r| Ok((r.i64("src")?, r.i64("id")?))).collect::<Result<_>>()?
-            }
-        };
-
-        let total = if let Some((ips, ranges)) = counted {
-            ips + ranges
-        } else if !keys.is_empty() && (keys.len() as u64) < page_size {
-            offset + keys.len() as u64
-        } else if keys.is_empty() && page <= 1 {
-            0
-        } else {
-            let mut count = Sql::new("SELECT COUNT(*)");
-            push_from(&mut count, l, account_id, grant_user);
-            push_filter(&mut count, self.backend(), COLS, filter)?;
-            count.query().fetch_i64(self.r()).await?.max(0) as u64
+            _ => self.ips_filtered(account_id, grant_user, l, filter, offset, page_size).await?,
         };
 
         let ip_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 0).map(|k| k.1).collect();
@@ -268,6 +265,82 @@ impl Store {
             })
             .collect();
         Ok((listed, total))
+    }
+
+    /// The keys of one page of the list under a filter, an order that keeps no fences, or for a
+    /// restricted reader, and how many entries the list has so.
+    ///
+    /// The addresses and the ranges are read apart ([`push_addresses`]), so that the filter is
+    /// served by the addresses' indexes and a count reads no more than them. An account holds at
+    /// most one range per region ([`IpListing::regions`]): of the entries before the page at most
+    /// that many are ranges, so the page's rows are among the addresses in the page's order from
+    /// `offset - regions` on, `page_size + regions` of them, merged with every matching range and
+    /// sorted as the list is. The merge puts before the window's first address only ranges that
+    /// sort before it, no more of them than the rows skipped, so the merged row `j` past those is
+    /// the list's row `start + j`, up to the window's last address, which lies past the page. An
+    /// account holding more ranges than the catalog has regions (a region taken out of the
+    /// configuration) is read again with its own number of ranges.
+    ///
+    /// The count: a window that ends before its length ends the matching addresses; otherwise,
+    /// or for a window past them, the matching addresses are counted (through the filter's
+    /// index, a cost that follows the matches, not the account).
+    async fn ips_filtered(
+        &self,
+        account_id: i64,
+        grant_user: Option<i64>,
+        l: &IpListing<'_>,
+        filter: &Filter,
+        offset: u64,
+        page_size: u64,
+    ) -> Result<(Vec<(i64, i64)>, u64)> {
+        // The page's order: by the field, then the list's own order (the addresses, then the
+        // ranges, each by id), all in the field's direction; or the list's own order.
+        let key = match &filter.order_by {
+            Some(path) => {
+                let dir = if filter.order == Order::Desc { "DESC" } else { "ASC" };
+                Some((column(COLS, path)?.order_expr(), dir))
+            }
+            None => None,
+        };
+        let dir = key.as_ref().map_or("ASC", |k| k.1);
+        let (key_col, key_order) = match &key {
+            Some((expr, dir)) => (format!(", {expr} AS k"), format!("{expr} {dir}, ")),
+            None => (String::new(), String::new()),
+        };
+        let mut ranges_bound = l.regions as u64;
+        loop {
+            let start = offset.saturating_sub(ranges_bound);
+            let n = (offset - start).saturating_add(page_size);
+            let mut sql = Sql::new(&format!("SELECT m.src, m.id FROM (SELECT * FROM (SELECT x.src, x.id{key_col}"));
+            push_addresses(&mut sql, l, account_id, grant_user);
+            push_filter(&mut sql, self.backend(), COLS, filter)?;
+            sql.push(&format!(" ORDER BY {key_order}x.id {dir}"));
+            push_window(&mut sql, start, n);
+            sql.push(&format!(") w UNION ALL SELECT x.src, x.id{key_col}"));
+            push_ranges(&mut sql, account_id, grant_user);
+            push_filter(&mut sql, self.backend(), COLS, filter)?;
+            let by_key = if key.is_some() { format!("m.k {dir}, ") } else { String::new() };
+            sql.push(&format!(") m ORDER BY {by_key}m.src {dir}, m.id {dir}"));
+            let merged: Vec<(i64, i64)> = (sql.query().fetch_all(self.r()).await?.iter())
+                .map(|r| Ok((r.i64("src")?, r.i64("id")?)))
+                .collect::<Result<_>>()?;
+            let ranges = merged.iter().filter(|k| k.0 == 1).count() as u64;
+            if ranges > ranges_bound {
+                ranges_bound = ranges;
+                continue;
+            }
+            let addresses = merged.len() as u64 - ranges;
+            let matching = if addresses < n && (addresses > 0 || start == 0) {
+                start + addresses
+            } else {
+                let mut count = Sql::new("SELECT COUNT(*)");
+                push_addresses(&mut count, l, account_id, grant_user);
+                push_filter(&mut count, self.backend(), COLS, filter)?;
+                count.query().fetch_i64(self.r()).await?.max(0) as u64
+            };
+            let keys = merged.into_iter().skip((offset - start) as usize).take(page_size as usize).collect();
+            return Ok((keys, matching + ranges));
+        }
     }
 
     /// The keys of one page of the whole list in its own order (`desc`: reversed): the public

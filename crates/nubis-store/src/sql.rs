@@ -207,7 +207,7 @@ fn push_order_with(
     Ok(())
 }
 
-fn column<'c>(cols: &'c [Column], path: &str) -> Result<&'c Column> {
+pub(crate) fn column<'c>(cols: &'c [Column], path: &str) -> Result<&'c Column> {
     cols.iter().find(|c| c.path == path).ok_or_else(|| bad(format!("Cannot filter on '{path}'")))
 }
 

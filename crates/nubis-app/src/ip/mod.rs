@@ -74,7 +74,11 @@ impl App {
             })
             .collect();
         let suffix = self.config.dns.default_rdns_suffix.as_deref().unwrap_or(view::DEFAULT_RDNS_SUFFIX);
-        let listing = IpListing { public_pools: &public_pools, rdns_suffix: &format!(".{}", suffix.trim_matches('.')) };
+        let listing = IpListing {
+            public_pools: &public_pools,
+            rdns_suffix: &format!(".{}", suffix.trim_matches('.')),
+            regions: self.catalog.regions.len(),
+        };
         let (rows, results) = self
             .store
             .ips_page(actor.account_id(), Self::grant_user(actor), &listing, filter, page.page, page.page_size)

@@ -430,6 +430,54 @@ async fn deep_pages_of_the_address_list_hold_the_rows_that_skipping_finds() {
     }
 }
 
+/// A filtered page of the address list reads its window of addresses allowing for one range per
+/// region before it. An account can hold more ranges than the catalog has regions (a region taken
+/// out of the configuration keeps its ranges): its pages are read again with the ranges it holds,
+/// and hold the rows of the whole list's pages, in every order.
+#[tokio::test]
+async fn filtered_address_pages_hold_their_rows_when_ranges_outnumber_the_regions() {
+    let config = format!(
+        "{TEST_CONFIG}\n[[regions]]\nid = \"us-east\"\nlabel = \"us-east\"\ncountry = \"us\"\n\
+         capabilities = [\"Linodes\"]\npublic_ipv4 = \"127.10.0.0/16\"\npublic_prefix = 24\n\
+         ipv6_pool = \"2001:db8:10::/64\"\nipv6_ranges = \"2001:db8:1000::/40\"\n"
+    );
+    let s = TestServer::start_with(Options { config, ..Default::default() }).await;
+    let api = s.api();
+    let mut instances = Vec::new();
+    for i in 0..3 {
+        let body = json!({"region": "us-east", "type": "g6-nanode-1", "image": "linode/debian12", "root_pass": "aComplexP@ssw0rd!", "label": format!("web-{i}")});
+        instances.push(api.post("/compute/instances", body).await.ok()["id"].as_i64().unwrap());
+    }
+    api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": instances[0]})).await.ok();
+    // Two ranges in regions the catalog no longer has, which sort before us-east.
+    for (i, instance) in instances[1..].iter().enumerate() {
+        let sql = format!(
+            "INSERT INTO ipv6_ranges (range_start, prefix, account_id, region, instance_id, route_target, created) \
+             SELECT '2001:db8:ff0{i}::', 64, account_id, 'gone-{i}', {instance}, route_target, created FROM ipv6_ranges \
+             WHERE region = 'us-east'"
+        );
+        db_exec(&s, &sql).await;
+    }
+    assert_eq!(db_scalar(&s, "SELECT COUNT(*) FROM ipv6_ranges").await, 3);
+    // Addresses as data (never dialled), spread over the three instances.
+    let sqlite = s.database.starts_with("sqlite://");
+    let cols = "address, v4, kind, public, account_id, region, instance_id, created";
+    let exprs = format!(
+        "'233.0.' || CAST(n.i / 256 AS TEXT) || '.' || CAST(n.i % 256 AS TEXT), 3909091328 + n.i, 'ipv4', t.public, \
+         t.account_id, t.region, CASE (n.i * 7) % 3 WHEN 0 THEN {} WHEN 1 THEN {} ELSE {} END, t.created",
+        instances[0], instances[1], instances[2]
+    );
+    let template =
+        format!("SELECT * FROM ip_addresses WHERE instance_id = {} AND kind = 'ipv4' AND public", instances[0]);
+    let template = if sqlite { template.replace("AND public", "AND public = 1") } else { template };
+    db_exec(&s, &copies(&s, "ip_addresses", cols, &exprs, &template, 450)).await;
+    let every = r#""+or": [{"type": "ipv4"}, {"type": {"+neq": "ipv4"}}]"#;
+    pages_agree_with(&s, "/networking/ips", 100, &format!("{{{every}}}")).await;
+    for field in ["address", "region", "instance_id", "public"] {
+        order_pages_agree(&s, "/networking/ips", field, 100, every).await;
+    }
+}
+
 #[tokio::test]
 async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and_refuses_the_rest() {
     // One region's pool has another prefix (30) than the others' (24).

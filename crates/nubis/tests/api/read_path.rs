@@ -160,6 +160,40 @@ async fn a_restricted_users_vpc_list_counts_only_what_it_is_granted() {
 }
 
 #[tokio::test]
+async fn a_restricted_users_address_list_holds_and_counts_only_its_instances_entries() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut instances = Vec::new();
+    for (i, region) in ["us-east", "us-west", "ap-south"].into_iter().enumerate() {
+        let body = json!({"region": region, "type": "g6-nanode-1", "image": "linode/debian12", "root_pass": "aComplexP@ssw0rd!", "label": format!("ips-{i}")});
+        let id = api.post("/compute/instances", body).await.ok()["id"].as_i64().unwrap();
+        api.post("/networking/ipv6/ranges", json!({"prefix_length": 64, "instance_id": id})).await.ok();
+        instances.push(id);
+    }
+    let (_, bob) = user_with_token(&s, "bobips", true, "*").await;
+    let granted: Vec<Value> = instances[1..].iter().map(|id| json!({"id": id, "permissions": "read_only"})).collect();
+    api.put("/account/users/bobips/grants", json!({"linode": granted})).await.ok();
+    // What the account's list shows of the granted instances, in the list's order.
+    let whole = api.get("/networking/ips?page_size=500").await.ok().clone();
+    let of_granted: Vec<Value> = (whole["data"].as_array().unwrap().iter())
+        .filter(|e| instances[1..].contains(&e["instance_id"].as_i64().unwrap_or(0)))
+        .cloned()
+        .collect();
+    assert!(of_granted.iter().any(|e| e["type"] == "ipv6/range"), "{of_granted:?}");
+    let mine = bob.get("/networking/ips?page_size=500").await;
+    assert_eq!(mine.ok()["results"], of_granted.len());
+    assert_eq!(mine.body["data"].as_array().unwrap(), &of_granted);
+    // A page past the entries: none, and still counted.
+    let past = bob.get("/networking/ips?page=2&page_size=25").await;
+    assert_eq!((past.ok()["results"].as_u64(), past.body["data"].as_array().map(Vec::len)), (Some(6), Some(0)));
+    assert_eq!(of_granted.len(), 6, "an IPv4 address, a SLAAC address and a range of each granted instance");
+    let ranges = bob.get_filtered("/networking/ips", r#"{"type": "ipv6/range", "+order_by": "region"}"#).await;
+    let regions: Vec<&str> =
+        ranges.ok()["data"].as_array().unwrap().iter().map(|e| e["region"].as_str().unwrap()).collect();
+    assert_eq!((ranges.body["results"].as_i64(), regions), (Some(2), vec!["ap-south", "us-west"]));
+}
+
+#[tokio::test]
 async fn firewall_lists_are_paged_and_filtered_in_sql_including_tags() {
     let s = TestServer::start().await;
     let api = s.api();
