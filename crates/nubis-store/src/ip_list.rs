@@ -62,8 +62,9 @@ const COLS: &[Column] = &[
 /// index serves, and the ones computed from them ([`with_stored`]).
 const FILTERED: &[&str] = &["address", "instance_id", "region", "type", "prefix", "rdns"];
 /// The fields an index serves in a condition: the account and the address (migration 36), the
-/// instance (migration 3), the account and the region (migration 58), the account and the kind or
-/// the stored reverse name (migration 67); the ranges are a few per account, read whole. Every
+/// instance (migration 3), the account and the region (migration 58), the account and the kind
+/// (migration 69, with the region and the address a prefix is computed from) or the stored reverse
+/// name (migration 67); the ranges are a few per account, read whole. Every
 /// entry is public: a condition on `public` is decided before ([`Filter::assume`]).
 const CONDS: &[&str] = &["address", "instance_id", "region", "kind", "stored_rdns"];
 /// The fields an index serves in an order: those of [`FENCED`], and `public`, the same for every
@@ -87,18 +88,22 @@ const FENCED: &[Fenced] = &[
 
 /// The kinds an entry is stored as, with the `type` the list shows for each.
 const KINDS: [(&str, &str); 4] = [("ipv4", "ipv4"), ("slaac", "ipv6"), ("link_local", "ipv6"), ("range", "ipv6/range")];
+/// The kinds each table stores: the addresses, and the ranges.
+const ADDRESS_KINDS: &[&str] = &["ipv4", "slaac", "link_local"];
+const RANGE_KINDS: &[&str] = &["range"];
 
-/// The filter with each comparison on a field the list computes also written on the stored
-/// columns it is computed from, which indexes serve: `type` on the kind, `prefix` on the kind
-/// and the region (an IPv4 address's prefix is its region's), `rdns` on the stored name and the
-/// address it defaults from. Each comparison is kept beside what it adds: it still decides every
+/// The filter of one table of the list, the one that stores the kinds `stored`, with each
+/// comparison on a field the list computes also written on the stored columns it is computed
+/// from, which indexes serve: `type` on the kind, `prefix` on the kind and the region (an IPv4
+/// address's prefix is its region's), `rdns` on the stored name and the address it defaults
+/// from. Each comparison is kept beside what it adds: it still decides every
 /// entry, and the added condition narrows the entries read to a set that holds each match.
 ///
 /// A computed field has few values: the kinds whose `type`, and the regions whose prefix, meet
 /// the comparison are found by asking the comparison itself ([`Filter::matches`]), so each
 /// operator means what it means on the list. A comparison left as it was (a range of `type`
 /// names, `rdns` other than by equality) is served by no index.
-fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
+fn with_stored(filter: &Filter, l: &IpListing<'_>, stored: &[&str]) -> Filter {
     let field = |path: &str, value: Value| Cond::Field { path: path.to_string(), op: CmpOp::Eq, value };
     let holds = |path: &str, op: CmpOp, value: &Value, shown: Value| {
         let test = Filter {
@@ -113,7 +118,8 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
     filter
         .rewrite("type", |op, value| {
             let (CmpOp::Eq | CmpOp::Neq, Value::String(_)) = (op, value) else { return None };
-            let kinds = KINDS.iter().filter(|(_, shown)| holds("type", op, value, json!(shown)));
+            let kinds =
+                (KINDS.iter()).filter(|(kind, shown)| stored.contains(kind) && holds("type", op, value, json!(shown)));
             Some(kept("type", op, value, kinds.map(|(kind, _)| field("kind", json!(kind))).collect()))
         })
         .rewrite("prefix", |op, value| {
@@ -123,21 +129,26 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>) -> Filter {
             let meets = |prefix: i64| holds("prefix", op, value, json!(prefix));
             let ipv4 = field("kind", json!("ipv4"));
             let mut narrowed = Vec::new();
+            let held = |kinds: &[&str]| kinds.iter().all(|k| stored.contains(k));
             // An address outside its region's pool (one the catalog no longer holds) shows 32.
             // Where every pool meets the comparison, the regions would name nearly every IPv4
             // address: the kind alone is read, through its own index.
             let pools: Vec<&PublicPool> = l.public_pools.iter().filter(|p| meets(p.prefix)).collect();
-            if meets(32) || (!pools.is_empty() && pools.len() == l.public_pools.len()) {
-                narrowed.push(ipv4);
-            } else if !pools.is_empty() {
-                let regions = pools.iter().map(|p| field("region", json!(p.region))).collect();
-                narrowed.push(Cond::And(vec![ipv4, Cond::Or(regions)]));
+            if held(&["ipv4"]) {
+                if meets(32) || (!pools.is_empty() && pools.len() == l.public_pools.len()) {
+                    narrowed.push(ipv4);
+                } else if !pools.is_empty() {
+                    let regions = pools.iter().map(|p| field("region", json!(p.region))).collect();
+                    narrowed.push(Cond::And(vec![ipv4, Cond::Or(regions)]));
+                }
             }
-            if meets(64) {
+            if meets(64) && held(&["slaac", "link_local"]) {
                 narrowed.extend(["slaac", "link_local"].map(|kind| field("kind", json!(kind))));
             }
             // A range stores its own prefix; an account holds a few.
-            narrowed.push(field("kind", json!("range")));
+            if held(&["range"]) {
+                narrowed.push(field("kind", json!("range")));
+            }
             Some(kept("prefix", op, value, narrowed))
         })
         .rewrite("rdns", |op, value| {
@@ -215,11 +226,14 @@ impl Store {
         page_size: u64,
     ) -> Result<(Vec<IpListed>, u64)> {
         // Every entry is public: a condition on it holds or fails for all.
-        let filter = &with_stored(&filter.assume("public", &Value::Bool(true)), l);
-        if filter.matches_none() {
+        let filter = &filter.assume("public", &Value::Bool(true));
+        // Each table's filter, narrowed by the kinds it stores. The ranges are a few per account:
+        // only the addresses' filter decides whether indexes serve the list.
+        let (addresses, ranges) = (with_stored(filter, l, ADDRESS_KINDS), with_stored(filter, l, RANGE_KINDS));
+        if addresses.matches_none() && ranges.matches_none() {
             return Ok((Vec::new(), 0));
         }
-        if grant_user.is_none() && !served_apart(filter, COLS, CONDS, ORDERED) {
+        if grant_user.is_none() && !served_apart(&addresses, COLS, CONDS, ORDERED) {
             let n = self.kept_count(account_id, "public_ips").await?;
             if n > SCAN_BUDGET {
                 return Err(unserved_apart(n, FILTERED, ORDERED));
@@ -250,7 +264,7 @@ impl Store {
                 let keys = self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?;
                 (keys, counts.0 + counts.1)
             }
-            _ => self.ips_filtered(account_id, grant_user, l, filter, offset, page_size).await?,
+            _ => self.ips_filtered(account_id, grant_user, l, (&addresses, &ranges), offset, page_size).await?,
         };
 
         let ip_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 0).map(|k| k.1).collect();
@@ -270,8 +284,9 @@ impl Store {
     /// The keys of one page of the list under a filter, an order that keeps no fences, or for a
     /// restricted reader, and how many entries the list has so.
     ///
-    /// The addresses and the ranges are read apart ([`push_addresses`]), so that the filter is
-    /// served by the addresses' indexes and a count reads no more than them. An account holds at
+    /// The addresses and the ranges are read apart ([`push_addresses`]), each under the filter
+    /// narrowed by the kinds it stores ([`with_stored`]), so that the filter is served by the
+    /// addresses' indexes and a count reads no more than them. An account holds at
     /// most one range per region ([`IpListing::regions`]): of the entries before the page at most
     /// that many are ranges, so the page's rows are among the addresses in the page's order from
     /// `offset - regions` on, `page_size + regions` of them, merged with every matching range and
@@ -289,7 +304,7 @@ impl Store {
         account_id: i64,
         grant_user: Option<i64>,
         l: &IpListing<'_>,
-        filter: &Filter,
+        (filter, ranges_filter): (&Filter, &Filter),
         offset: u64,
         page_size: u64,
     ) -> Result<(Vec<(i64, i64)>, u64)> {
@@ -318,7 +333,7 @@ impl Store {
             push_window(&mut sql, start, n);
             sql.push(&format!(") w UNION ALL SELECT x.src, x.id{key_col}"));
             push_ranges(&mut sql, account_id, grant_user);
-            push_filter(&mut sql, self.backend(), COLS, filter)?;
+            push_filter(&mut sql, self.backend(), COLS, ranges_filter)?;
             let by_key = if key.is_some() { format!("m.k {dir}, ") } else { String::new() };
             sql.push(&format!(") m ORDER BY {by_key}m.src {dir}, m.id {dir}"));
             let merged: Vec<(i64, i64)> = (sql.query().fetch_all(self.r()).await?.iter())

@@ -83,6 +83,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(66, "transfer_status", "0066_transfer_status.sql"),
     migration!(67, "address_kind_and_rdns", "0067_address_kind_and_rdns.sql"),
     migration!(68, "login_restricted", "0068_login_restricted.sql"),
+    migration!(69, "address_prefix_index", "0069_address_prefix_index.sql"),
 ];
 
 impl Store {
