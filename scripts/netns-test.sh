@@ -48,7 +48,7 @@ sweep
 trap sweep EXIT
 
 echo "==> netns suite (real instances)"
-NUBIS_TEST_PYTHONPATH=$PY cargo test --workspace --locked --test netns -- --test-threads=1
+NUBIS_TEST_PYTHONPATH=$PY scripts/cargo-test.sh --workspace --locked --test netns -- --test-threads=1
 
 echo "==> API suite with the netns driver (every module)"
-NUBIS_RUNTIME_DRIVER=netns cargo test --workspace --locked --test api -- --test-threads=4
+NUBIS_RUNTIME_DRIVER=netns scripts/cargo-test.sh --workspace --locked --test api -- --test-threads=4

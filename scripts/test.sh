@@ -16,7 +16,7 @@ scripts/haproxy.sh || echo "!!! HAProxy is not installed: the differential frami
 stage() { echo "==> $1 (at ${SECONDS}s)"; }
 
 stage "cargo test (SQLite)"
-cargo test --workspace --locked -- --test-threads=4
+scripts/cargo-test.sh --workspace --locked -- --test-threads=4
 
 stage "client suite (official SDK and CLI, tests/clients)"
 scripts/clients-test.sh
@@ -38,7 +38,7 @@ if PGENV=$(scripts/pg.sh start); then
   trap 'scripts/pg.sh stop "$PGBASE"' EXIT
   # Four tests at a time: each test's requests wait on PostgreSQL more than on the cores (618 s
   # for the suite at four, against about 940 s at the default two, on 2 cores).
-  TEST_DATABASE_URL=$TEST_DATABASE_URL cargo test --workspace --locked --test api -- --test-threads=4
+  TEST_DATABASE_URL=$TEST_DATABASE_URL scripts/cargo-test.sh --workspace --locked --test api -- --test-threads=4
 else
   echo
   echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"

@@ -104,11 +104,13 @@ async fn a_replica_that_loses_its_notices_stops_trusting_what_it_kept() {
     let on_b = b.api_with(&secret);
     on_b.get("/profile").await.status_is(200);
     on_b.get("/profile").await.status_is(200);
-    // Cut every listening connection (both replicas'), then delete the token while the notices
-    // cannot be heard: the deletion's notice is lost for good.
+    // Cut every listening connection of this database (both replicas', and no other test's
+    // servers', which share the cluster), then delete the token while the notices cannot be
+    // heard: the deletion's notice is lost for good.
     sql(
         &a,
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
     )
     .await;
     sql(&a, &format!("DELETE FROM tokens WHERE id = {id}")).await;
