@@ -374,19 +374,27 @@ impl crate::Store {
         let mut range: Option<i64> = None;
         let mut block = 0i64;
         for level in (1..=LEVELS).rev() {
-            let mut sql = Sql::new("SELECT block, CAST(SUM(n) AS BIGINT) AS n FROM row_blocks WHERE kind = ");
+            // A block's shards come one after another and are summed here: no grouping.
+            let mut sql = Sql::new("SELECT block, n FROM row_blocks WHERE kind = ");
             sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
             sql.push(" AND level = ").bind(Val::I64(level));
             if let Some(lo) = range {
                 sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
             }
-            sql.push(if desc { " GROUP BY block ORDER BY block DESC" } else { " GROUP BY block ORDER BY block" });
-            let mut found = None;
+            sql.push(if desc { " ORDER BY block DESC" } else { " ORDER BY block" });
+            let mut blocks: Vec<(i64, i64)> = Vec::new();
             for r in sql.query().fetch_all(self.r()).await? {
                 use crate::rows::RowExt;
-                let n = r.i64("n")?;
+                let (b, n) = (r.i64("block")?, r.i64("n")?);
+                match blocks.last_mut() {
+                    Some((last, sum)) if *last == b => *sum += n,
+                    _ => blocks.push((b, n)),
+                }
+            }
+            let mut found = None;
+            for (b, n) in blocks {
                 if before + n > off {
-                    found = Some(r.i64("block")?);
+                    found = Some(b);
                     break;
                 }
                 before += n;
