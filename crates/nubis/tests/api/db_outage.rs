@@ -36,6 +36,25 @@ struct PrivatePg {
     as_postgres: bool,
 }
 
+/// A free port of 127.0.0.1 below the kernel's ephemeral range. The server is stopped and started
+/// again on its port; a port of that range could meanwhile be handed to another test's listener
+/// bound to port 0 (once an HTTP server answered the restarted database's clients and the
+/// database could not start).
+fn port_outside_the_ephemeral_range() -> u16 {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let from = low.saturating_sub(8192).max(1024);
+    let span = u64::from(low - from).max(1);
+    let start = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
+        ^ u64::from(std::process::id());
+    (0..512)
+        .map(|i| from + ((start + i * 7919) % span) as u16)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port below the ephemeral range")
+}
+
 impl PrivatePg {
     /// Creates and starts one; `None` when `PGBIN` is not set.
     fn start() -> Option<PrivatePg> {
@@ -49,7 +68,7 @@ impl PrivatePg {
             }
             assert!(Command::new("chown").arg("postgres").arg(&dir).status().unwrap().success());
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = port_outside_the_ephemeral_range();
         let pg = PrivatePg { bin, dir, port, as_postgres: root };
         let data = pg.dir.join("data");
         let out = pg
