@@ -124,8 +124,12 @@ async fn a_new_user_sets_a_password_and_signs_in_to_private_and_public_applicati
     ann.get("/profile").await.status_is(401);
     spa.get("/compute/instances").await.ok();
     // Nothing secret reached the log, though every request is in it.
-    let log = s.log();
-    assert!(log.contains("/oauth/authorize") && log.contains("/oauth/token"), "no access log");
+    // A request's access line may be written just after its answer was sent: wait for both.
+    let log = eventually(10, "the access log of /oauth/authorize and /oauth/token", || {
+        let log = s.log();
+        async move { (log.contains("/oauth/authorize") && log.contains("/oauth/token")).then_some(log) }
+    })
+    .await;
     let link_token = query_param(&link, "token").unwrap();
     let secrets = [ANN_PASSWORD, &secret, t["access_token"].as_str().unwrap(), t["refresh_token"].as_str().unwrap()];
     for secret_text in secrets.into_iter().chain([code.as_str(), verifier.as_str(), link_token.as_str()]) {
