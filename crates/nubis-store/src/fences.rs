@@ -12,7 +12,7 @@
 use nubis_model::Result;
 
 use crate::db::{Row, query};
-use crate::rows::RowExt;
+use crate::rows::{RowExt, summed_runs};
 use crate::sql::{Sql, Val, push_window};
 use crate::{Backend, Store, Tx};
 
@@ -213,14 +213,7 @@ impl Store {
                  GROUP BY fence ORDER BY fence"
             }
         };
-        let mut counts: Vec<(i64, i64)> = Vec::new();
-        for r in query(sql).bind(kind).bind(scope_id).fetch_all(self.r()).await? {
-            let (fence, n) = (r.i64("fence")?, r.i64("n")?);
-            match counts.last_mut() {
-                Some((f, sum)) if *f == fence => *sum += n,
-                _ => counts.push((fence, n)),
-            }
-        }
+        let mut counts = summed_runs(&query(sql).bind(kind).bind(scope_id).fetch_all(self.r()).await?, "fence")?;
         counts.iter_mut().for_each(|(_, n)| *n = (*n).max(0));
         let total: i64 = counts.iter().map(|(_, n)| n).sum();
         let off = offset.min(i64::MAX as u64) as i64;

@@ -382,15 +382,7 @@ impl crate::Store {
                 sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
             }
             sql.push(if desc { " ORDER BY block DESC" } else { " ORDER BY block" });
-            let mut blocks: Vec<(i64, i64)> = Vec::new();
-            for r in sql.query().fetch_all(self.r()).await? {
-                use crate::rows::RowExt;
-                let (b, n) = (r.i64("block")?, r.i64("n")?);
-                match blocks.last_mut() {
-                    Some((last, sum)) if *last == b => *sum += n,
-                    _ => blocks.push((b, n)),
-                }
-            }
+            let blocks = crate::rows::summed_runs(&sql.query().fetch_all(self.r()).await?, "block")?;
             let mut found = None;
             for (b, n) in blocks {
                 if before + n > off {
