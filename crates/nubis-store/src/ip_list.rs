@@ -162,6 +162,27 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>, stored: &[&str]) -> Filter {
         })
 }
 
+/// The stored kinds of the addresses, and whether the ranges, that a filter made of one
+/// comparison of `type` alone (equality or `+neq` on a name) keeps: `None` for any other filter.
+fn type_kinds(filter: &Filter) -> Option<(Vec<&'static str>, bool)> {
+    let mut cond = filter.cond.as_ref()?;
+    while let Cond::And(parts) | Cond::Or(parts) = cond {
+        let [only] = &parts[..] else { return None };
+        cond = only;
+    }
+    let Cond::Field { path, op: CmpOp::Eq | CmpOp::Neq, value: Value::String(_) } = cond else { return None };
+    if path != "type" {
+        return None;
+    }
+    let test = Filter { cond: Some(cond.clone()), ..Filter::default() };
+    let meets = |stored: &[&str]| -> Vec<&'static str> {
+        let kept =
+            KINDS.iter().filter(|(kind, shown)| stored.contains(kind) && test.matches(&json!({ "type": shown })));
+        kept.map(|(kind, _)| *kind).collect()
+    };
+    Some((meets(ADDRESS_KINDS), !meets(RANGE_KINDS).is_empty()))
+}
+
 /// `FROM (<the account's public addresses>) x WHERE 1 = 1`, and what a restricted reader may see:
 /// the addresses under the list's field names. Read as a table of its own, not in a union with
 /// the ranges, so that a filter's condition reaches the addresses' indexes and the database reads
@@ -254,17 +275,31 @@ impl Store {
         };
         let desc = filter.order == Order::Desc;
         let by = filter.order_by.as_deref();
+        let own_order = matches!(by, None | Some("public"));
+        // A page filtered by `type` alone, in the list's own order: one kept partition of the
+        // addresses (and the ranges, when they match) read as the whole list is.
+        let kept = match (grant_user, own_order, type_kinds(filter)) {
+            (None, true, Some((kinds, with_ranges))) => self.ips_kept_kinds(account_id, &kinds, with_ranges).await?,
+            _ => None,
+        };
         let fenced = by.and_then(|path| FENCED.iter().find(|f| f.path == path));
         let (keys, total) = match (counted, by, fenced) {
             (Some(counts), None | Some("public"), _) => {
                 let desc = by.is_some() && desc;
-                (self.ips_window(account_id, counts, offset, page_size, desc).await?, counts.0 + counts.1)
+                (self.ips_window(account_id, None, counts, offset, page_size, desc).await?, counts.0 + counts.1)
             }
             (Some(counts), _, Some(field)) => {
                 let keys = self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?;
                 (keys, counts.0 + counts.1)
             }
-            _ => self.ips_filtered(account_id, grant_user, l, (&addresses, &ranges), offset, page_size).await?,
+            _ => match kept {
+                Some((kind, counts)) => {
+                    let desc = by.is_some() && desc;
+                    let keys = self.ips_window(account_id, kind, counts, offset, page_size, desc).await?;
+                    (keys, counts.0 + counts.1)
+                }
+                None => self.ips_filtered(account_id, grant_user, l, (&addresses, &ranges), offset, page_size).await?,
+            },
         };
 
         let ip_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 0).map(|k| k.1).collect();
@@ -358,13 +393,53 @@ impl Store {
         }
     }
 
-    /// The keys of one page of the whole list in its own order (`desc`: reversed): the public
-    /// addresses (`counts.0` of them) by id, then the ranges (`counts.1`) by id. Each part is read
-    /// by its own index, a deep page of addresses located by their block counts, so the page
-    /// costs its rows.
+    /// How many public addresses of the stored kinds `kinds`, and (`with_ranges`) ranges, the
+    /// account holds, by their kept counts (migration 70): `Some((kind, (addresses, ranges)))`
+    /// when at most one of those kinds holds any address (`kind`: that one, `None` for none), so
+    /// that its kept partition in id order is the list's; `None` when two or more do.
+    async fn ips_kept_kinds(
+        &self,
+        account_id: i64,
+        kinds: &[&'static str],
+        with_ranges: bool,
+    ) -> Result<Option<(Option<&'static str>, (u64, u64))>> {
+        let mut sql = Sql::new("SELECT ");
+        for (i, kind) in kinds.iter().enumerate() {
+            sql.push("(");
+            push_kept_count(&mut sql, account_id, &format!("public_ips:{kind}"));
+            sql.push(&format!(") AS k{i}, "));
+        }
+        if with_ranges {
+            sql.push("(SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
+            sql.push(") AS ranges");
+        } else {
+            sql.push("0 AS ranges");
+        }
+        let row = sql.query().fetch_one(self.r()).await?;
+        let mut held = Vec::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            let n = row.i64(&format!("k{i}"))?.max(0) as u64;
+            if n > 0 {
+                held.push((*kind, n));
+            }
+        }
+        let ranges = row.i64("ranges")?.max(0) as u64;
+        Ok(match held[..] {
+            [] => Some((None, (0, ranges))),
+            [(kind, n)] => Some((Some(kind), (n, ranges))),
+            _ => None,
+        })
+    }
+
+    /// The keys of one page of the whole list in its own order (`desc`: reversed), or of its
+    /// addresses of one stored kind (`kind`) and its ranges: the public addresses (`counts.0`
+    /// of them) by id, then the ranges (`counts.1`) by id. Each part is read by its own index,
+    /// a deep page of addresses located by their block counts (the whole list's, or the kind's),
+    /// so the page costs its rows.
     async fn ips_window(
         &self,
         account_id: i64,
+        kind: Option<&str>,
         counts: (u64, u64),
         offset: u64,
         page_size: u64,
@@ -383,10 +458,14 @@ impl Store {
                 continue;
             }
             let sql = if src == 0 {
+                let blocks = kind.map_or_else(|| "public_ips".to_string(), |k| format!("public_ips:{k}"));
                 let located =
-                    if skip >= LOCATE_FROM { self.locate("public_ips", account_id, skip, desc).await? } else { None };
+                    if skip >= LOCATE_FROM { self.locate(&blocks, account_id, skip, desc).await? } else { None };
                 let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
                 sql.bind(Val::I64(account_id));
+                if let Some(kind) = kind {
+                    sql.push(" AND a.kind = ").bind(Val::Str(kind.to_string()));
+                }
                 match located {
                     Some(at) => {
                         at.push_start(&mut sql, "a.id", desc);

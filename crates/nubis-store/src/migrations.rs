@@ -84,6 +84,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(67, "address_kind_and_rdns", "0067_address_kind_and_rdns.sql"),
     migration!(68, "login_restricted", "0068_login_restricted.sql"),
     migration!(69, "address_prefix_index", "0069_address_prefix_index.sql"),
+    migration!(70, "address_kind_counts", "0070_address_kind_counts.sql"),
 ];
 
 impl Store {
