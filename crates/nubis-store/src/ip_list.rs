@@ -13,7 +13,7 @@ use crate::ranges::RangeRow;
 use crate::rows::RowExt;
 use crate::sql::{
     ColKind, Column, Keys, SCAN_BUDGET, Sql, Val, column, push_filter, push_kept_count, push_window, served_apart,
-    unserved_apart,
+    unserved_noting,
 };
 
 /// What the list's derived fields are computed from.
@@ -70,6 +70,9 @@ const CONDS: &[&str] = &["address", "instance_id", "region", "kind", "stored_rdn
 /// The fields an index serves in an order: those of [`FENCED`], and `public`, the same for every
 /// entry (the list's own order, in the order's direction).
 const ORDERED: &[&str] = &["address", "region", "instance_id", "public"];
+
+/// Where the list is ordered by `type` past the budget ([`Store::ips_kept_parts`]).
+const ORDERED_BY_TYPE: &str = "; order by type the whole list, or the list filtered by type alone";
 
 /// An order of the whole list that its public addresses keep fences for (migration 61): the
 /// field, its column in the addresses (with an index on the account, it and the id, of the
@@ -162,9 +165,18 @@ fn with_stored(filter: &Filter, l: &IpListing<'_>, stored: &[&str]) -> Filter {
         })
 }
 
-/// The stored kinds of the addresses, and whether the ranges, that a filter made of one
-/// comparison of `type` alone (equality or `+neq` on a name) keeps: `None` for any other filter.
-fn type_kinds(filter: &Filter) -> Option<(Vec<&'static str>, bool)> {
+/// A part of the list that is a kept partition: the public addresses (all of them, or those of
+/// one stored kind), or the ranges.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    Addresses(Option<&'static str>),
+    Ranges,
+}
+
+/// The stored kinds of the addresses that a filter made of one comparison of `type` alone
+/// (equality or `+neq` on a name) keeps, in the order of their types: `None` for any other
+/// filter.
+fn type_kinds(filter: &Filter) -> Option<Vec<&'static str>> {
     let mut cond = filter.cond.as_ref()?;
     while let Cond::And(parts) | Cond::Or(parts) = cond {
         let [only] = &parts[..] else { return None };
@@ -175,12 +187,9 @@ fn type_kinds(filter: &Filter) -> Option<(Vec<&'static str>, bool)> {
         return None;
     }
     let test = Filter { cond: Some(cond.clone()), ..Filter::default() };
-    let meets = |stored: &[&str]| -> Vec<&'static str> {
-        let kept =
-            KINDS.iter().filter(|(kind, shown)| stored.contains(kind) && test.matches(&json!({ "type": shown })));
-        kept.map(|(kind, _)| *kind).collect()
-    };
-    Some((meets(ADDRESS_KINDS), !meets(RANGE_KINDS).is_empty()))
+    let kept =
+        KINDS.iter().filter(|(kind, shown)| ADDRESS_KINDS.contains(kind) && test.matches(&json!({ "type": shown })));
+    Some(kept.map(|(kind, _)| *kind).collect())
 }
 
 /// `FROM (<the account's public addresses>) x WHERE 1 = 1`, and what a restricted reader may see:
@@ -254,54 +263,51 @@ impl Store {
         if addresses.matches_none() && ranges.matches_none() {
             return Ok((Vec::new(), 0));
         }
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        let desc = filter.order == Order::Desc;
+        let by = filter.order_by.as_deref();
+        // The whole list, or the list filtered by `type` alone, in its own order or by `type`:
+        // kept partitions of the addresses (each counted and blocked as it is written) and the
+        // ranges, one after another.
+        let plan = match grant_user {
+            None => self.ips_kept_parts(account_id, filter, &ranges).await?,
+            Some(_) => None,
+        };
+        if let Some(parts) = plan {
+            let desc = by.is_some() && desc;
+            let keys = self.ips_window(account_id, &parts, &ranges, offset, page_size, desc).await?;
+            let total = parts.iter().map(|(_, n)| n).sum();
+            return self.ips_listed(keys, total).await;
+        }
         if grant_user.is_none() && !served_apart(&addresses, COLS, CONDS, ORDERED) {
             let n = self.kept_count(account_id, "public_ips").await?;
             if n > SCAN_BUDGET {
-                return Err(unserved_apart(n, FILTERED, ORDERED));
+                return Err(unserved_noting(n, FILTERED, ORDERED, ORDERED_BY_TYPE));
             }
         }
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
-        // The whole list: its public addresses are counted as they are written (kept with their
-        // block counts), its ranges (a few per account) are counted here.
-        let whole = grant_user.is_none() && filter.cond.is_none();
-        let counted = if whole {
-            let mut count = Sql::new("SELECT (");
-            push_kept_count(&mut count, account_id, "public_ips");
-            count.push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
-            let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
-            Some((row.i64("ips")?.max(0) as u64, row.i64("ranges")?.max(0) as u64))
-        } else {
-            None
-        };
-        let desc = filter.order == Order::Desc;
-        let by = filter.order_by.as_deref();
-        let own_order = matches!(by, None | Some("public"));
-        // A page filtered by `type` alone, in the list's own order: one kept partition of the
-        // addresses (and the ranges, when they match) read as the whole list is.
-        let kept = match (grant_user, own_order, type_kinds(filter)) {
-            (None, true, Some((kinds, with_ranges))) => self.ips_kept_kinds(account_id, &kinds, with_ranges).await?,
-            _ => None,
-        };
+        // The whole list in a fenced order: its public addresses are counted as they are written,
+        // its ranges (a few per account) are counted here.
         let fenced = by.and_then(|path| FENCED.iter().find(|f| f.path == path));
-        let (keys, total) = match (counted, by, fenced) {
-            (Some(counts), None | Some("public"), _) => {
-                let desc = by.is_some() && desc;
-                (self.ips_window(account_id, None, counts, offset, page_size, desc).await?, counts.0 + counts.1)
-            }
-            (Some(counts), _, Some(field)) => {
+        let (keys, total) = match fenced {
+            Some(field) if grant_user.is_none() && filter.cond.is_none() => {
+                let mut count = Sql::new("SELECT (");
+                push_kept_count(&mut count, account_id, "public_ips");
+                count
+                    .push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ")
+                    .bind(Val::I64(account_id));
+                let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
+                let counts = (row.i64("ips")?.max(0) as u64, row.i64("ranges")?.max(0) as u64);
                 let keys = self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?;
                 (keys, counts.0 + counts.1)
             }
-            _ => match kept {
-                Some((kind, counts)) => {
-                    let desc = by.is_some() && desc;
-                    let keys = self.ips_window(account_id, kind, counts, offset, page_size, desc).await?;
-                    (keys, counts.0 + counts.1)
-                }
-                None => self.ips_filtered(account_id, grant_user, l, (&addresses, &ranges), offset, page_size).await?,
-            },
+            _ => self.ips_filtered(account_id, grant_user, l, (&addresses, &ranges), offset, page_size).await?,
         };
+        self.ips_listed(keys, total).await
+    }
 
+    /// The entries of a page's keys (`(0, address id)` or `(1, range id)`), in their order, with
+    /// the list's `results`.
+    async fn ips_listed(&self, keys: Vec<(i64, i64)>, total: u64) -> Result<(Vec<IpListed>, u64)> {
         let ip_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 0).map(|k| k.1).collect();
         let range_ids: Vec<i64> = keys.iter().filter(|k| k.0 == 1).map(|k| k.1).collect();
         let ips = self.ips_by_ids(&ip_ids).await?;
@@ -393,96 +399,135 @@ impl Store {
         }
     }
 
-    /// How many public addresses of the stored kinds `kinds`, and (`with_ranges`) ranges, the
-    /// account holds, by their kept counts (migration 70): `Some((kind, (addresses, ranges)))`
-    /// when at most one of those kinds holds any address (`kind`: that one, `None` for none), so
-    /// that its kept partition in id order is the list's; `None` when two or more do.
-    async fn ips_kept_kinds(
+    /// The parts of the list a page is read from when each is a kept partition ([`Part`]), with
+    /// the entries each holds, in the list's order ascending: `None` when the list is not read
+    /// so.
+    ///
+    /// That is the whole list, or the list filtered by `type` alone ([`type_kinds`]), in its own
+    /// order (or by `public`, the same for every entry) or by `type`. The whole list in its own
+    /// order is its public addresses by id (the kept `public_ips`), then its ranges by id. Else
+    /// the addresses are taken kind by kind (kept counts and blocks per stored kind, migration
+    /// 70): in the list's own order the kinds the filter keeps form one part, by `type` the
+    /// kinds of each type do, in the types' order, and a part is a kept partition only when at
+    /// most one of its kinds holds any address of the account (two would interleave by id).
+    /// The ranges, a few per account, are counted under their filter (`ranges`).
+    async fn ips_kept_parts(
         &self,
         account_id: i64,
-        kinds: &[&'static str],
-        with_ranges: bool,
-    ) -> Result<Option<(Option<&'static str>, (u64, u64))>> {
+        filter: &Filter,
+        ranges: &Filter,
+    ) -> Result<Option<Vec<(Part, u64)>>> {
+        let by_type = match filter.order_by.as_deref() {
+            None | Some("public") => false,
+            Some("type") => true,
+            Some(_) => return Ok(None),
+        };
+        let whole = filter.cond.is_none() && !by_type;
+        let kinds = match filter.cond {
+            None if whole => Vec::new(),
+            None => ADDRESS_KINDS.to_vec(),
+            Some(_) => match type_kinds(filter) {
+                Some(kinds) => kinds,
+                None => return Ok(None),
+            },
+        };
         let mut sql = Sql::new("SELECT ");
+        if whole {
+            sql.push("(");
+            push_kept_count(&mut sql, account_id, "public_ips");
+            sql.push(") AS whole, ");
+        }
         for (i, kind) in kinds.iter().enumerate() {
             sql.push("(");
             push_kept_count(&mut sql, account_id, &format!("public_ips:{kind}"));
             sql.push(&format!(") AS k{i}, "));
         }
-        if with_ranges {
-            sql.push("(SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
-            sql.push(") AS ranges");
-        } else {
-            sql.push("0 AS ranges");
+        sql.push("(SELECT COUNT(*)");
+        push_ranges(&mut sql, account_id, None);
+        push_filter(&mut sql, self.backend(), COLS, ranges)?;
+        let row = sql.push(") AS ranges").query().fetch_one(self.r()).await?;
+        let count = |name: &str| -> Result<u64> { Ok(row.i64(name)?.max(0) as u64) };
+        let mut parts = Vec::new();
+        if whole {
+            parts.push((Part::Addresses(None), count("whole")?));
         }
-        let row = sql.query().fetch_one(self.r()).await?;
-        let mut held = Vec::new();
+        // The kinds whose addresses one part holds: every kind kept, or those of one type.
+        let shown = |kind: &str| KINDS.iter().find(|(k, _)| *k == kind).map_or("", |(_, shown)| *shown);
+        let mut groups: Vec<Vec<(&'static str, u64)>> = Vec::new();
         for (i, kind) in kinds.iter().enumerate() {
-            let n = row.i64(&format!("k{i}"))?.max(0) as u64;
-            if n > 0 {
-                held.push((*kind, n));
+            let held = (*kind, count(&format!("k{i}"))?);
+            match groups.last_mut() {
+                Some(group) if !by_type || shown(group[0].0) == shown(kind) => group.push(held),
+                _ => groups.push(vec![held]),
             }
         }
-        let ranges = row.i64("ranges")?.max(0) as u64;
-        Ok(match held[..] {
-            [] => Some((None, (0, ranges))),
-            [(kind, n)] => Some((Some(kind), (n, ranges))),
-            _ => None,
-        })
+        for group in groups {
+            let held: Vec<_> = group.into_iter().filter(|(_, n)| *n > 0).collect();
+            match held[..] {
+                [] => {}
+                [(kind, n)] => parts.push((Part::Addresses(Some(kind)), n)),
+                _ => return Ok(None),
+            }
+        }
+        parts.push((Part::Ranges, count("ranges")?));
+        Ok(Some(parts))
     }
 
-    /// The keys of one page of the whole list in its own order (`desc`: reversed), or of its
-    /// addresses of one stored kind (`kind`) and its ranges: the public addresses (`counts.0`
-    /// of them) by id, then the ranges (`counts.1`) by id. Each part is read by its own index,
-    /// a deep page of addresses located by their block counts (the whole list's, or the kind's),
-    /// so the page costs its rows.
+    /// The keys of one page of the list read from kept partitions ([`Self::ips_kept_parts`]),
+    /// `parts` in the list's order ascending, each in id order (`desc`: everything reversed).
+    /// Each part is read by its own index, a deep page of addresses located by the block counts
+    /// of its partition (the whole list's, or its kind's), so the page costs its rows.
     async fn ips_window(
         &self,
         account_id: i64,
-        kind: Option<&str>,
-        counts: (u64, u64),
+        parts: &[(Part, u64)],
+        ranges: &Filter,
         offset: u64,
         page_size: u64,
         desc: bool,
     ) -> Result<Vec<(i64, i64)>> {
         let dir = if desc { "DESC" } else { "ASC" };
-        // The two parts in the page's order: (source, rows).
-        let parts = if desc { [(1, counts.1), (0, counts.0)] } else { [(0, counts.0), (1, counts.1)] };
+        let in_order: Vec<(Part, u64)> = if desc { parts.iter().rev().copied().collect() } else { parts.to_vec() };
         let mut keys = Vec::new();
         let mut before = 0;
-        for (src, n) in parts {
+        for (part, n) in in_order {
             let wanted = page_size.saturating_sub(keys.len() as u64);
             let skip = (offset + keys.len() as u64).saturating_sub(before);
             before += n;
             if wanted == 0 || skip >= n {
                 continue;
             }
-            let sql = if src == 0 {
-                let blocks = kind.map_or_else(|| "public_ips".to_string(), |k| format!("public_ips:{k}"));
-                let located =
-                    if skip >= LOCATE_FROM { self.locate(&blocks, account_id, skip, desc).await? } else { None };
-                let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
-                sql.bind(Val::I64(account_id));
-                if let Some(kind) = kind {
-                    sql.push(" AND a.kind = ").bind(Val::Str(kind.to_string()));
-                }
-                match located {
-                    Some(at) => {
-                        at.push_start(&mut sql, "a.id", desc);
-                        sql.push(&format!(" ORDER BY a.id {dir}"));
-                        at.push_window(&mut sql, wanted);
+            let (src, sql) = match part {
+                Part::Addresses(kind) => {
+                    let blocks = kind.map_or_else(|| "public_ips".to_string(), |k| format!("public_ips:{k}"));
+                    let located =
+                        if skip >= LOCATE_FROM { self.locate(&blocks, account_id, skip, desc).await? } else { None };
+                    let mut sql = Sql::new("SELECT a.id FROM ip_addresses a WHERE a.public AND a.account_id = ");
+                    sql.bind(Val::I64(account_id));
+                    if let Some(kind) = kind {
+                        sql.push(" AND a.kind = ").bind(Val::Str(kind.to_string()));
                     }
-                    None => {
-                        sql.push(&format!(" ORDER BY a.id {dir}"));
-                        push_window(&mut sql, skip, wanted);
+                    match located {
+                        Some(at) => {
+                            at.push_start(&mut sql, "a.id", desc);
+                            sql.push(&format!(" ORDER BY a.id {dir}"));
+                            at.push_window(&mut sql, wanted);
+                        }
+                        None => {
+                            sql.push(&format!(" ORDER BY a.id {dir}"));
+                            push_window(&mut sql, skip, wanted);
+                        }
                     }
+                    (0, sql)
                 }
-                sql
-            } else {
-                let mut sql = Sql::new("SELECT r.id FROM ipv6_ranges r WHERE r.account_id = ");
-                sql.bind(Val::I64(account_id)).push(&format!(" ORDER BY r.id {dir}"));
-                push_window(&mut sql, skip, wanted);
-                sql
+                Part::Ranges => {
+                    let mut sql = Sql::new("SELECT x.id");
+                    push_ranges(&mut sql, account_id, None);
+                    push_filter(&mut sql, self.backend(), COLS, ranges)?;
+                    sql.push(&format!(" ORDER BY x.id {dir}"));
+                    push_window(&mut sql, skip, wanted);
+                    (1, sql)
+                }
             };
             for r in sql.query().fetch_all(self.r()).await? {
                 keys.push((src, r.i64("id")?));

@@ -436,6 +436,12 @@ pub(crate) fn unserved(n: i64, indexed: &[&str]) -> Error {
 
 /// [`unserved`] of a list served as [`served_apart`] says.
 pub(crate) fn unserved_apart(n: i64, filtered: &[&str], ordered: &[&str]) -> Error {
+    unserved_noting(n, filtered, ordered, "")
+}
+
+/// [`unserved_apart`] with `note` (`"; ..."`, or nothing) after the fields it names: what else
+/// the list serves.
+pub(crate) fn unserved_noting(n: i64, filtered: &[&str], ordered: &[&str], note: &str) -> Error {
     let with_id = |fields: &[&str]| std::iter::once("id").chain(fields.iter().copied()).collect::<Vec<_>>().join(", ");
     let what = if filtered == ordered {
         format!("filter for equality or a range on, or order by, one of: {}", with_id(filtered))
@@ -448,7 +454,7 @@ pub(crate) fn unserved_apart(n: i64, filtered: &[&str], ordered: &[&str]) -> Err
     };
     bad(format!(
         "This list holds {n} records, more than the {SCAN_BUDGET} a filter or an order no index serves may read \
-         one by one; {what}"
+         one by one; {what}{note}"
     ))
 }
 

@@ -2,7 +2,7 @@
 -- (`public_ips:ipv4`, `public_ips:slaac`, `public_ips:link_local` in row_counts and row_blocks,
 -- beside the whole list's `public_ips`): the address list filtered by `type` is then counted and
 -- a deep page of it located as the whole list is, not by counting and skipping its matches
--- (docs/decisions.md, "An address list filtered by type is a kept partition"). Kept once per
+-- (docs/decisions.md, "An address list filtered or ordered by type reads kept partitions"). Kept once per
 -- statement from its transition tables, as every kept count since migration 53.
 
 CREATE FUNCTION nubis_public_ip_kinds_rows() RETURNS trigger LANGUAGE plpgsql AS $fn$

@@ -462,9 +462,15 @@ async fn deep_pages_of_the_address_list_hold_the_rows_that_skipping_finds() {
             r#"{"type": {"+neq": "ipv6/range"}}"#,
             r#"{"+or": [{"type": "ipv4"}, {"type": "ipv6"}], "+order_by": "public"}"#,
         ),
+        (
+            r#"{"type": {"+neq": "ipv4"}, "+order_by": "type", "+order": "desc"}"#,
+            r#"{"+or": [{"type": "ipv6"}, {"type": "ipv6/range"}], "+order_by": "type", "+order": "desc"}"#,
+        ),
     ] {
         filtered_pages_agree(&s, "/networking/ips", 40, filter, same).await;
     }
+    // The whole list by `type`: its kinds' partitions one after another, then the ranges.
+    order_pages_agree(&s, "/networking/ips", "type", 150, every).await;
 }
 
 /// A filtered page of the address list reads its window of addresses allowing for one range per
@@ -591,10 +597,18 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
     let public = api.get_filtered("/networking/ips", r#"{"public": true, "region": "us-west"}"#).await;
     assert_eq!(public.ok()["data"], west_ips["data"]);
     computed_address_filters_agree(&s, east, west).await;
+    // Past the budget, the whole list is ordered by `type` from its kinds' kept partitions.
+    let by_type =
+        api.get_filtered("/networking/ips?page=20&page_size=100", r#"{"+order_by": "type", "+order": "desc"}"#);
+    let by_type = by_type.await.ok().clone();
+    assert_eq!(by_type["results"], of_all + 2, "the addresses and the two ranges");
+    let types: Vec<&str> = by_type["data"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.len(), 100);
+    assert!(types.windows(2).all(|w| w[0] >= w[1]), "{types:?}");
     // What no index serves is still refused, naming X-Filter and what is served.
     for f in [
         r#"{"+order_by": "rdns"}"#,
-        r#"{"+order_by": "type"}"#,
+        r#"{"region": "us-east", "+order_by": "type"}"#,
         r#"{"public": true, "rdns": {"+neq": "x.example"}}"#,
         r#"{"rdns": {"+contains": "example"}}"#,
         r#"{"type": {"+gt": "ipv4"}}"#,
@@ -606,7 +620,7 @@ async fn the_address_list_past_the_budget_is_filtered_by_region_and_instance_and
         assert!(
             reason.contains(
                 "on one of: id, address, instance_id, region, type, prefix, rdns; order by one of: id, address, region, \
-                 instance_id, public"
+                 instance_id, public; order by type the whole list, or the list filtered by type alone"
             ),
             "{reason}"
         );
