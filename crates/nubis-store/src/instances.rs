@@ -438,15 +438,16 @@ const INSTANCE_LIST: Listing<'static> = Listing {
         Column { path: "tags", expr: "i.tags", kind: ColKind::Tags { list: "instances", id: "i.id" } },
         Column {
             path: "ipv4",
-            expr: "EXISTS (SELECT 1 FROM ip_addresses a WHERE a.instance_id = i.id AND a.kind = 'ipv4' AND {})",
-            kind: ColKind::Exists("a.address"),
+            expr: "FROM ip_addresses a WHERE a.kind = 'ipv4' AND {}",
+            kind: ColKind::Exists { inner: "a.address", owner: "a.instance_id", id: "i.id" },
         },
         Column { path: "created", expr: "i.created", kind: ColKind::Text },
         Column { path: "updated", expr: "i.updated", kind: ColKind::Text },
     ],
     order: "i.id",
     kept_count: Some("instances"),
-    indexed: &["tags", "label", "region", "type", "image", "status", "group", "created", "updated"],
+    // `ipv4` by equality: the address's own unique index.
+    indexed: &["tags", "label", "region", "type", "image", "status", "group", "created", "updated", "ipv4"],
 };
 
 impl Store {

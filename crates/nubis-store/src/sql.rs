@@ -77,10 +77,17 @@ pub(crate) enum ColKind {
         list: &'static str,
         id: &'static str,
     },
-    /// A list of strings kept in other rows: `expr` is a condition with `{}` where the
-    /// comparison of the named column goes (`EXISTS (SELECT 1 FROM ip_addresses a WHERE
-    /// a.instance_id = i.id AND {})` with `a.address`); `+neq` means no row matches.
-    Exists(&'static str),
+    /// A list of strings kept in other rows: `expr` is the rows, with `{}` where the comparison
+    /// of `inner` goes (`FROM ip_addresses a WHERE a.kind = 'ipv4' AND {}` with `a.address`), and
+    /// `owner` is their column that holds the record's `id`. Equality is the records whose id
+    /// the matching rows hold (`i.id IN (SELECT a.instance_id ...)`), which the database meets
+    /// by reading those rows first, through an index on `inner`; any other comparison is
+    /// checked record by record (`EXISTS`), and `+neq` means no row matches.
+    Exists {
+        inner: &'static str,
+        owner: &'static str,
+        id: &'static str,
+    },
     /// Membership of a set named by an integer: `expr` is `<id> IN (SELECT ... WHERE <column> =
     /// {})` (or `NOT IN`), the value bound where `{}` is. Equality is the bare condition, which
     /// the database may meet by reading the set first; `+neq` its negation. No list orders by it.
@@ -91,7 +98,7 @@ impl ColKind {
     /// Whether a comparison of the field is the column's own (`expr < value`, ...), so that an
     /// index serving a range of it serves `+neq` too, written as two ranges ([`push_cond`]).
     fn ranged(self) -> bool {
-        !matches!(self, ColKind::Tags { .. } | ColKind::Exists(_) | ColKind::InSet)
+        !matches!(self, ColKind::Tags { .. } | ColKind::Exists { .. } | ColKind::InSet)
     }
 }
 
@@ -183,7 +190,7 @@ fn push_order_with(
     match &filter.order_by {
         Some(path) => {
             let col = column(cols, path)?;
-            if matches!(col.kind, ColKind::Exists(_) | ColKind::InSet) {
+            if matches!(col.kind, ColKind::Exists { .. } | ColKind::InSet) {
                 return Err(bad(format!("Cannot order by '{path}'")));
             }
             let dir = if filter.order == Order::Desc { "DESC" } else { "ASC" };
@@ -236,7 +243,7 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                 Backend::Sqlite => "instr",
                 Backend::Postgres => "strpos",
             };
-            if let ColKind::Exists(inner) = col.kind {
+            if let ColKind::Exists { inner, owner, id } = col.kind {
                 let (negate, cmp) = match op {
                     CmpOp::Eq => (false, "="),
                     CmpOp::Neq => (true, "="),
@@ -247,16 +254,21 @@ fn push_cond(sql: &mut Sql, backend: Backend, cols: &[Column], c: &Cond) -> Resu
                     CmpOp::Contains => (false, ""),
                 };
                 let (before, after) = col.expr.split_once("{}").unwrap_or((col.expr, ""));
+                if *op == CmpOp::Eq {
+                    sql.push(&format!("{id} IN (SELECT {owner} {before}{inner} = ")).bind(v);
+                    sql.push(&format!("{after} AND {owner} IS NOT NULL)"));
+                    return Ok(());
+                }
                 if negate {
                     sql.push("NOT ");
                 }
-                sql.push(before);
+                sql.push(&format!("EXISTS (SELECT 1 {before}"));
                 if *op == CmpOp::Contains {
                     sql.push(&format!("{instr}({inner}, ")).bind(v).push(") > 0");
                 } else {
                     sql.push(&format!("{inner} {cmp} ")).bind(v);
                 }
-                sql.push(after);
+                sql.push(&format!("{after} AND {owner} = {id})"));
                 return Ok(());
             }
             if let ColKind::InSet = col.kind {
@@ -331,8 +343,10 @@ fn typed(col: &Column, op: CmpOp, v: &Value) -> Result<Val> {
         }
         .ok_or_else(|| bad(format!("'{path}' needs an amount in dollars"))),
         (ColKind::Cents, _) => Err(bad(format!("'{path}' needs an amount in dollars"))),
-        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), Value::String(s)) => Ok(Val::Str(s.clone())),
-        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists(_), _) => Err(bad(format!("'{path}' needs a string"))),
+        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists { .. }, Value::String(s)) => Ok(Val::Str(s.clone())),
+        (ColKind::Text | ColKind::TextOrNull | ColKind::Exists { .. }, _) => {
+            Err(bad(format!("'{path}' needs a string")))
+        }
         (ColKind::Bool, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::Bool(*b)),
         (ColKind::Flag, Value::Bool(b)) if matches!(op, CmpOp::Eq | CmpOp::Neq) => Ok(Val::I64(i64::from(*b))),
         (ColKind::Bool | ColKind::Flag, _) => Err(bad(format!("'{path}' needs true or false"))),
@@ -418,8 +432,10 @@ pub(crate) fn served_apart(filter: &Filter, cols: &[Column], filtered: &[&str], 
                 field(path, indexed)
                     && match op {
                         CmpOp::Contains => false,
-                        CmpOp::Neq => cols.iter().any(|c| c.path == path && c.kind.ranged()),
-                        _ => true,
+                        CmpOp::Eq => true,
+                        // A range (and `+neq`, two of them) of a column's own values; a list
+                        // kept in other rows is served only by equality.
+                        _ => cols.iter().any(|c| c.path == path && c.kind.ranged()),
                     }
             }
         }

@@ -2483,3 +2483,53 @@ async fn every_fenced_order_reads_its_keys_from_one_index_alone() {
     }
     assert!(unserved.is_empty(), "key reads that also read the table:\n{}", unserved.join("\n\n"));
 }
+
+/// Past the budget, the instance list is filtered by one of its addresses (`ipv4` by equality):
+/// the address's unique index names the instance, so the filter is served, with its count, on
+/// both names of the list; what reads every instance (`+neq`, a range, `+contains`) is refused.
+#[tokio::test]
+async fn the_instance_list_past_the_budget_is_filtered_by_an_address() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let first = crate::instances::create_instance(&api, "us-east", json!({"label": "first"})).await;
+    let wanted = crate::instances::create_instance(&api, "us-west", json!({"label": "wanted"})).await;
+    let private =
+        api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": wanted["id"]})).await;
+    let private = private.ok()["address"].as_str().unwrap().to_string();
+    // 5,100 more instances of the account as rows (never run), without addresses of their own.
+    let cols = "account_id, label, region, type, image, status, target_status, op_seq, tags, grp, alerts, \
+                watchdog_enabled, backups_enabled, has_user_data, host_uuid, extra_ipv4_allowed, live_migration, \
+                interface_generation, network_helper, created, updated";
+    let exprs = "t.account_id, 'copy-' || CAST(n.i AS TEXT), t.region, t.type, t.image, t.status, t.target_status, \
+                 t.op_seq, t.tags, t.grp, t.alerts, t.watchdog_enabled, t.backups_enabled, t.has_user_data, \
+                 t.host_uuid, t.extra_ipv4_allowed, t.live_migration, t.interface_generation, t.network_helper, \
+                 t.created, t.updated";
+    let template = format!("SELECT * FROM instances WHERE id = {}", first["id"]);
+    db_exec(&s, &copies(&s, "instances", cols, exprs, &template, 5_100)).await;
+    assert_eq!(api.get("/compute/instances").await.ok()["results"], 5_102);
+    let public = wanted["ipv4"][0].as_str().unwrap();
+    for path in ["/compute/instances", "/linode/instances"] {
+        for (filter, want) in [
+            (json!({"ipv4": public}), vec!["wanted"]),
+            (json!({"ipv4": private}), vec!["wanted"]),
+            (json!({"ipv4": public, "region": "us-west"}), vec!["wanted"]),
+            (json!({"ipv4": public, "region": "us-east"}), vec![]),
+            (json!({"+or": [{"ipv4": public}, {"label": "first"}]}), vec!["first", "wanted"]),
+            (json!({"ipv4": "127.99.99.99"}), vec![]),
+        ] {
+            let page = api.get_filtered(path, &filter.to_string()).await;
+            let labels: Vec<&str> =
+                page.ok()["data"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+            assert_eq!(labels, want, "{path} {filter}");
+            assert_eq!(page.body["results"], want.len(), "{path} {filter}");
+        }
+    }
+    for filter in
+        [json!({"ipv4": {"+neq": public}}), json!({"ipv4": {"+gt": public}}), json!({"ipv4": {"+contains": "127."}})]
+    {
+        let r = api.get_filtered("/compute/instances", &filter.to_string()).await;
+        r.expect_error(400, "X-Filter");
+        let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains("5102 records"), "{filter}: {reason}");
+    }
+}
