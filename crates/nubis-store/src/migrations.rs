@@ -85,6 +85,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(68, "login_restricted", "0068_login_restricted.sql"),
     migration!(69, "address_prefix_index", "0069_address_prefix_index.sql"),
     migration!(70, "address_kind_counts", "0070_address_kind_counts.sql"),
+    migration!(71, "balancer_fields", "0071_balancer_fields.sql"),
 ];
 
 impl Store {

@@ -157,7 +157,7 @@ const CFG_LIST: Listing<'static> = Listing {
     ],
     order: "c.id",
     kept_count: Some("nodebalancer_configs"),
-    indexed: &["port"],
+    indexed: &["port", "protocol", "algorithm", "stickiness", "check"],
 };
 
 const NODE_LIST: Listing<'static> = Listing {
@@ -176,7 +176,7 @@ const NODE_LIST: Listing<'static> = Listing {
     ],
     order: "n.id",
     kept_count: Some("nodebalancer_nodes"),
-    indexed: &["label", "address"],
+    indexed: &["label", "address", "status", "mode", "weight"],
 };
 
 impl Store {

@@ -2533,3 +2533,117 @@ async fn the_instance_list_past_the_budget_is_filtered_by_an_address() {
         assert!(reason.contains("5102 records"), "{filter}: {reason}");
     }
 }
+
+/// A balancer's configurations past 5,000 (by protocol, algorithm, stickiness and check) and a
+/// configuration's nodes past 5,000 (by status, mode and weight), migration 71: every page of
+/// each order, both directions, located by its fences, is the page skipping finds, before and
+/// after rows change; a filter on each field is served with its count.
+#[tokio::test]
+async fn a_balancers_configurations_and_nodes_past_the_budget_are_filtered_and_ordered_by_their_fields() {
+    // The copies below are rows only: no data plane listens on their ports (loopback mode, as
+    // the instance's balancers test above).
+    if netns() {
+        return;
+    }
+    let opts = Options { extra_args: vec!["--no-dataplane".into()], ..Default::default() };
+    let s = TestServer::start_with(opts).await;
+    let api = s.api();
+    let body = json!({"label": "backend", "private_ip": true, "booted": false});
+    let inst = crate::instances::create_instance(&api, "us-east", body).await;
+    let private = inst["ipv4"].as_array().unwrap().iter().find(|a| a.as_str().unwrap().starts_with("192.168."));
+    let private = private.unwrap().as_str().unwrap().to_string();
+    let seed = json!({"region": "us-east", "label": "seed-lb",
+                      "configs": [{"port": 80, "nodes": [{"label": "node0", "address": format!("{private}:80")}]}]});
+    let nb = api.post("/nodebalancers", seed).await.ok()["id"].as_i64().unwrap();
+    let cfg = db_scalar(&s, &format!("SELECT id FROM nodebalancer_configs WHERE nodebalancer_id = {nb}")).await;
+
+    // 5,200 more configurations of the balancer, on ports 1001 on, their fields spread.
+    let kept = "account_id, check_interval, check_timeout, check_attempts, check_path, check_body, check_passive, \
+                proxy_protocol, cipher_suite, ssl_cert, ssl_key, ssl_commonname, ssl_fingerprint, udp_check_port, \
+                udp_session_timeout, created, updated";
+    let cols = format!("nodebalancer_id, label, port, protocol, algorithm, stickiness, check_type, {kept}");
+    let exprs = format!(
+        "t.nodebalancer_id, t.label, 1000 + n.i, CASE n.i % 3 WHEN 0 THEN 'http' WHEN 1 THEN 'tcp' ELSE 'udp' END, \
+         CASE n.i % 4 WHEN 0 THEN 'roundrobin' WHEN 1 THEN 'leastconn' WHEN 2 THEN 'source' ELSE 'ring_hash' END, \
+         CASE n.i % 5 WHEN 0 THEN 'none' WHEN 1 THEN 'table' ELSE 'http_cookie' END, \
+         CASE n.i % 7 WHEN 0 THEN 'none' WHEN 1 THEN 'http' ELSE 'connection' END, {}",
+        kept.split(", ").map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", ")
+    );
+    let template = format!("SELECT * FROM nodebalancer_configs WHERE id = {cfg}");
+    db_exec(&s, &copies(&s, "nodebalancer_configs", &cols, &exprs, &template, 5_200)).await;
+    // 5,200 more nodes of the first configuration, on the backend's ports 1001 on.
+    let kept = "nodebalancer_id, account_id, v4, created, updated";
+    let cols = format!("config_id, label, address, port, weight, mode, status, {kept}");
+    let exprs = format!(
+        "t.config_id, 'node' || CAST(n.i AS TEXT), '{private}:' || CAST(1000 + n.i AS TEXT), 1000 + n.i, \
+         1 + (n.i * 37) % 255, CASE n.i % 4 WHEN 0 THEN 'accept' WHEN 1 THEN 'reject' WHEN 2 THEN 'drain' \
+         ELSE 'backup' END, CASE n.i % 3 WHEN 0 THEN 'UP' WHEN 1 THEN 'DOWN' ELSE 'unknown' END, {}",
+        kept.split(", ").map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", ")
+    );
+    let template = format!("SELECT * FROM nodebalancer_nodes WHERE config_id = {cfg}");
+    db_exec(&s, &copies(&s, "nodebalancer_nodes", &cols, &exprs, &template, 5_200)).await;
+
+    let configs = format!("/nodebalancers/{nb}/configs");
+    let nodes = format!("{configs}/{cfg}/nodes");
+    let lists: [(&str, &str, &str, &[&str]); 2] = [
+        (&configs, "nodebalancer_configs", r#""port": {"+gte": 0}"#, &["protocol", "algorithm", "stickiness", "check"]),
+        (&nodes, "nodebalancer_nodes", r#""label": {"+gte": ""}"#, &["status", "mode", "weight"]),
+    ];
+    let check = async |lists: &[(&str, &str, &str, &[&str])]| {
+        for (path, _, every, fields) in lists {
+            for field in *fields {
+                order_pages_agree(&s, path, field, 500, every).await;
+            }
+        }
+    };
+    for (_, kind, _, fields) in &lists {
+        for field in *fields {
+            fences_placed(&s, &format!("{kind}.{field}")).await;
+        }
+    }
+    check(&lists).await;
+    // Rows change field and go: the fence counts follow in the same transactions.
+    db_exec(
+        &s,
+        &format!("UPDATE nodebalancer_configs SET algorithm = 'source' WHERE nodebalancer_id = {nb} AND port % 11 = 3"),
+    )
+    .await;
+    db_exec(
+        &s,
+        &format!("UPDATE nodebalancer_nodes SET weight = 7, status = 'DOWN' WHERE config_id = {cfg} AND port % 13 = 5"),
+    )
+    .await;
+    db_exec(&s, &format!("DELETE FROM nodebalancer_nodes WHERE config_id = {cfg} AND port % 17 = 2")).await;
+    check(&lists).await;
+
+    // Past the budget a filter on each field is served, with its count.
+    let of = |table: &str, scope: &str, cond: &str| format!("SELECT COUNT(*) FROM {table} WHERE {scope} AND {cond}");
+    let in_balancer = format!("nodebalancer_id = {nb}");
+    let in_config = format!("config_id = {cfg}");
+    for (path, filter, count) in [
+        (&configs, r#"{"protocol": "udp"}"#, of("nodebalancer_configs", &in_balancer, "protocol = 'udp'")),
+        (
+            &configs,
+            r#"{"algorithm": "leastconn"}"#,
+            of("nodebalancer_configs", &in_balancer, "algorithm = 'leastconn'"),
+        ),
+        (
+            &configs,
+            r#"{"stickiness": {"+neq": "table"}}"#,
+            of("nodebalancer_configs", &in_balancer, "stickiness <> 'table'"),
+        ),
+        (
+            &configs,
+            r#"{"check": "http", "protocol": "tcp"}"#,
+            of("nodebalancer_configs", &in_balancer, "check_type = 'http' AND protocol = 'tcp'"),
+        ),
+        (&nodes, r#"{"status": "UP"}"#, of("nodebalancer_nodes", &in_config, "status = 'UP'")),
+        (&nodes, r#"{"mode": "drain"}"#, of("nodebalancer_nodes", &in_config, "mode = 'drain'")),
+        (&nodes, r#"{"weight": {"+gte": 200}}"#, of("nodebalancer_nodes", &in_config, "weight >= 200")),
+    ] {
+        let page = api.get_filtered(&format!("{path}?page=2&page_size=100"), filter).await;
+        let want = db_scalar(&s, &count).await;
+        assert!(want > 200, "{filter}: {want}");
+        assert_eq!(page.ok()["results"], want, "{filter}");
+    }
+}
