@@ -86,6 +86,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(69, "address_prefix_index", "0069_address_prefix_index.sql"),
     migration!(70, "address_kind_counts", "0070_address_kind_counts.sql"),
     migration!(71, "balancer_fields", "0071_balancer_fields.sql"),
+    migration!(72, "transfer_halves", "0072_transfer_halves.sql"),
 ];
 
 impl Store {

@@ -16,7 +16,8 @@ use crate::db::query;
 use crate::pages::LOCATE_FROM;
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_order, push_page, served_apart, unserved_apart,
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_kept_count, push_order, push_page, push_window,
+    served_apart, unserved_noting,
 };
 use crate::{Store, Tx};
 
@@ -119,6 +120,9 @@ const TRANSFER_KIND: &str = "service_transfers";
 /// each with order fences counted from both columns (`service_transfers.<field>`): creation
 /// (migration 52), change, expiry and token (migration 65). Each is a column of the transfer.
 const TRANSFER_INDEXED: &[&str] = &["created", "updated", "expiry", "token"];
+
+/// Where the list is ordered by `is_sender` past the budget ([`Store::transfers_by_half`]).
+const BY_HALF: &str = "; order by is_sender the whole list";
 
 /// The fields a condition is served on past [`SCAN_BUDGET`], as a client names them: those of
 /// [`TRANSFER_INDEXED`]; `is_sender`, which picks the half of the list a transfer is in
@@ -528,6 +532,59 @@ impl Store {
         Ok(Some(t))
     }
 
+    /// The rows of one page of the whole list ordered by `is_sender` (`desc`: reversed), and how
+    /// many the list has: the transfers the account accepted (`false`) by id, then those it made
+    /// (`true`) by id, each half counted and blocked apart (migration 72), so that a deep page
+    /// is located in its half by the half's block counts and read through the half's index.
+    async fn transfers_by_half(
+        &self,
+        account_id: i64,
+        desc: bool,
+        offset: u64,
+        page_size: u64,
+    ) -> Result<(Vec<Row>, i64)> {
+        let mut count = Sql::new("SELECT (");
+        push_kept_count(&mut count, account_id, "service_transfers_received");
+        count.push(") AS received, (");
+        push_kept_count(&mut count, account_id, "service_transfers_sent");
+        let row = count.push(") AS sent").query().fetch_one(self.r()).await?;
+        let (received, sent) = (row.i64("received")?.max(0), row.i64("sent")?.max(0));
+        let ascending =
+            [("service_transfers_received", HALVES[1], received), ("service_transfers_sent", HALVES[0], sent)];
+        let halves: Vec<_> = if desc { ascending.into_iter().rev().collect() } else { ascending.to_vec() };
+        let dir = if desc { "DESC" } else { "ASC" };
+        let mut rows = Vec::new();
+        let mut before = 0u64;
+        for (kind, (column, sender), n) in halves {
+            let n = n as u64;
+            let wanted = page_size.saturating_sub(rows.len() as u64);
+            let skip = (offset + rows.len() as u64).saturating_sub(before);
+            before += n;
+            if wanted == 0 || skip >= n {
+                continue;
+            }
+            let located = if skip >= LOCATE_FROM { self.locate(kind, account_id, skip, desc).await? } else { None };
+            let mut sql = Sql::new(&format!("SELECT {COLS} FROM service_transfers t WHERE {column}"));
+            sql.bind(Val::I64(account_id));
+            if !sender {
+                sql.push(" AND t.account_id <> ").bind(Val::I64(account_id));
+            }
+            match located {
+                Some(at) => {
+                    at.push_start(&mut sql, "t.id", desc);
+                    sql.push(&format!(" ORDER BY t.id {dir}"));
+                    at.push_window(&mut sql, wanted);
+                }
+                None => {
+                    sql.push(&format!(" ORDER BY t.id {dir}"));
+                    push_window(&mut sql, skip, wanted);
+                }
+            }
+            rows.extend(sql.query().fetch_all(self.r()).await?);
+        }
+        Ok((rows, received + sent))
+    }
+
     /// One page of the transfers an account created or accepted, newest first unless the filter
     /// orders them; `now` decides which pending transfers read as stale.
     pub async fn transfers_page(
@@ -544,7 +601,9 @@ impl Store {
         let size = page_size.min(i64::MAX as u64) as i64;
         // The fenced column the page is ordered by, if any (`id` is the list's own order).
         let by = filter.order_by.as_deref().filter(|f| TRANSFER_INDEXED.contains(f));
-        let (rows, total) = if let Some(order) = merged_order(filter).filter(|_| filter.cond.is_none()) {
+        let (rows, total) = if filter.cond.is_none() && filter.order_by.as_deref() == Some("is_sender") {
+            self.transfers_by_half(account_id, filter.order == Order::Desc, offset, page_size).await?
+        } else if let Some(order) = merged_order(filter).filter(|_| filter.cond.is_none()) {
             // The list is two index ranges (made, accepted) merged in its order; a deep page
             // starts at the block of ids the kept block counts locate, or at the range of the
             // field's order fences, and reads at most the rows skipped in it and a page of each
@@ -587,7 +646,7 @@ impl Store {
                     continue;
                 }
                 if !served_apart(&f, COLUMNS, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
-                    return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
+                    return Err(unserved_noting(kept, TRANSFER_FILTERED, TRANSFER_INDEXED, BY_HALF));
                 }
                 parts.push((half, f));
             }
@@ -610,7 +669,7 @@ impl Store {
             (sql.query().fetch_all(self.r()).await?, total)
         } else {
             if !served_apart(filter, COLUMNS, TRANSFER_CONDS, TRANSFER_INDEXED) && kept > SCAN_BUDGET {
-                return Err(unserved_apart(kept, TRANSFER_FILTERED, TRANSFER_INDEXED));
+                return Err(unserved_noting(kept, TRANSFER_FILTERED, TRANSFER_INDEXED, BY_HALF));
             }
             let mut count = Sql::new("SELECT COUNT(*)");
             list_scope(&mut count, account_id, now, None);

@@ -2228,6 +2228,45 @@ async fn the_vpc_address_lists_by_active_follow_their_instances_power() {
     }
 }
 
+/// The tokens of every transfer of the list under `filter`, read a page of `page_size` at a
+/// time, and the list's `results`.
+async fn all_transfer_tokens(s: &TestServer, filter: &str, page_size: u64) -> (Vec<String>, u64) {
+    let api = s.api();
+    let mut tokens = Vec::new();
+    for page in 1.. {
+        let url = format!("/account/service-transfers?page={page}&page_size={page_size}");
+        let r = api.get_filtered(&url, filter).await;
+        let data = r.ok()["data"].as_array().unwrap().clone();
+        tokens.extend(data.iter().map(|t| t["token"].as_str().unwrap().to_string()));
+        if page >= r.body["pages"].as_u64().unwrap() {
+            return (tokens, r.body["results"].as_u64().unwrap());
+        }
+    }
+    unreachable!()
+}
+
+/// Past the budget the transfer list ordered by `is_sender` (migration 72) is the transfers the
+/// account accepted by id, then those it made by id (reversed for `desc`): each page, located in
+/// its half, holds the transfers the two halves' own lists (`is_sender` filters, newest first)
+/// put there.
+async fn is_sender_pages_agree(s: &TestServer) {
+    let (mut accepted, n_accepted) = all_transfer_tokens(s, r#"{"is_sender": false}"#, 500).await;
+    let (mut made, n_made) = all_transfer_tokens(s, r#"{"is_sender": true}"#, 500).await;
+    assert!(n_accepted > 1_000 && n_made > 1_000, "{n_accepted} {n_made}");
+    let desc: Vec<String> = made.iter().chain(accepted.iter()).cloned().collect();
+    accepted.reverse();
+    made.reverse();
+    let asc: Vec<String> = accepted.into_iter().chain(made).collect();
+    for (dir, want) in [("asc", asc), ("desc", desc)] {
+        let order = format!(r#"{{"+order_by": "is_sender", "+order": "{dir}"}}"#);
+        let (got, results) = all_transfer_tokens(s, &order, 450).await;
+        assert_eq!(results, n_accepted + n_made, "{order}");
+        assert_eq!(got.len(), want.len(), "{order}");
+        let first_apart = got.iter().zip(&want).position(|(g, w)| g != w);
+        assert_eq!(first_apart, None, "{order}: the pages differ from the halves' lists");
+    }
+}
+
 /// The transfer list in each field's order with fences (creation, change, expiry, token),
 /// counted from both of its columns: every page, both directions, is the page skipping finds,
 /// before and after transfers go, move into the list and change.
@@ -2288,14 +2327,17 @@ async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_fi
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    // The orders by `is_sender` and `status` are not one index range: refused, naming what is
-    // served in each.
-    for order in ["is_sender", "status"] {
+    is_sender_pages_agree(&s).await;
+    // The order by `status` is not one index range: refused, naming what is served in each.
+    for order in ["status"] {
         let r = api.get_filtered("/account/service-transfers", &format!(r#"{{"+order_by": "{order}"}}"#)).await;
         assert_eq!(r.status, 400, "{}", r.body);
         let reason = r.body["errors"][0]["reason"].as_str().unwrap();
         assert!(
-            reason.contains("status, is_sender, created, updated, expiry, token; order by one of: id, created"),
+            reason.contains(
+                "status, is_sender, created, updated, expiry, token; order by one of: id, created, updated, expiry, \
+                 token; order by is_sender the whole list"
+            ),
             "{reason}"
         );
     }
@@ -2327,6 +2369,7 @@ async fn deep_transfer_pages_in_each_fields_order_hold_the_rows_that_skipping_fi
     for field in FIELDS {
         order_pages_agree(&s, "/account/service-transfers", field, 450, every).await;
     }
+    is_sender_pages_agree(&s).await;
     transfer_filters_agree(&s, account).await;
     // The other account's list, in the same order from its own scope's counts: its deep pages
     // hold its own transfers, the latest creation last.
