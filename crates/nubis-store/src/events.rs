@@ -3,7 +3,7 @@
 
 use crate::db::Row;
 use nubis_model::event::{Event, EventEntity, NewEvent, SecondaryEntity};
-use nubis_model::filter::{CmpOp, Cond, Filter};
+use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use nubis_model::{Result, Timestamp};
 use serde_json::Value;
 
@@ -13,7 +13,7 @@ use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
 use crate::sql::{
     ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_is, push_kept_count, served_apart,
-    unserved_apart,
+    unserved_noting,
 };
 use crate::{Store, Tx};
 
@@ -61,6 +61,8 @@ const INDEXED: &[&str] = &["action", "created", "entity.id", "entity.type", "use
 /// their index ([`read_set`]), and the events not read are the others, met as a page walks the
 /// list (past each event the reader marked).
 const FILTERED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read"];
+/// Where the list is ordered by `seen` past the budget ([`Store::events_by_seen`]).
+const BY_SEEN: &str = "; order by seen the whole list (not a restricted user's)";
 /// [`FILTERED`] as the filter reads once `read` is written out ([`read_set`]).
 const CONDS: &[&str] =
     &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read_by", "unread_by"];
@@ -347,6 +349,13 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<Event>, u64)> {
+        let offset = page.saturating_sub(1).saturating_mul(page_size);
+        if filter.cond.is_none() && !viewer.restricted && filter.order_by.as_deref() == Some("seen") {
+            let desc = filter.order == Order::Desc;
+            if let Some(page) = self.events_by_seen(viewer, since, desc, offset, page_size).await? {
+                return Ok(page);
+            }
+        }
         // An event is seen when its id is at most the viewer's mark: a condition on `seen` is
         // also a range of ids, which the list's own index serves.
         let bounded;
@@ -368,10 +377,9 @@ impl Store {
         if !served_apart(filter, COLUMNS, CONDS, INDEXED) {
             let n = self.kept_count(viewer.account_id, "events").await?;
             if n > SCAN_BUDGET {
-                return Err(unserved_apart(n, FILTERED, INDEXED));
+                return Err(unserved_noting(n, FILTERED, INDEXED, BY_SEEN));
             }
         }
-        let offset = page.saturating_sub(1).saturating_mul(page_size);
         // Every event of the account the viewer may see: the kept count less the events past the
         // window (an index range of those alone); otherwise the matching events are counted.
         // The events not read are those less the reader's marks on them (an index range of the
@@ -434,6 +442,85 @@ impl Store {
         let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;
         Ok((events, total.max(0) as u64))
+    }
+
+    /// One page of every event the viewer may see (not a restricted viewer) in the order of
+    /// `seen` (`desc`: reversed), and how many there are; `None` when some of the account's
+    /// events are older than the window (the pruner has not removed them yet), which the list's
+    /// positions would then have to leave out.
+    ///
+    /// An event is seen when its id is at most the viewer's mark, and ties run by id in the
+    /// order's direction: ascending, the events past the mark by id, then those up to it by id;
+    /// descending, those up to the mark from the highest id down, then those past it. Each run is
+    /// a range of the list in id order, whose positions are known from the mark's rank (the
+    /// block counts before its block, and the few events of its block): the page reads at most
+    /// two windows of the list in id order, each located by its block counts.
+    async fn events_by_seen(
+        &self,
+        viewer: &EventViewer,
+        since: Timestamp,
+        desc: bool,
+        offset: u64,
+        page_size: u64,
+    ) -> Result<Option<(Vec<Event>, u64)>> {
+        let account = Val::I64(viewer.account_id);
+        let mut count = Sql::new("SELECT (");
+        push_kept_count(&mut count, viewer.account_id, "events");
+        count.push(") AS kept, (SELECT COUNT(*) FROM events WHERE account_id = ").bind(account.clone());
+        count.push(" AND created < ").bind(Val::Str(since.to_string()));
+        count.push(") AS aged, (SELECT events_seen_upto FROM users WHERE id = ").bind(Val::I64(viewer.user_id));
+        let row = count.push(") AS upto").query().fetch_one(self.r()).await?;
+        if row.i64("aged")? > 0 {
+            return Ok(None);
+        }
+        let total = row.i64("kept")?.max(0) as u64;
+        let upto = row.opt_i64("upto")?.unwrap_or(0).max(0);
+        let (below, first) = self.rank_below("events", viewer.account_id, upto).await?;
+        let mut own = Sql::new("SELECT COUNT(*) FROM events WHERE account_id = ");
+        own.bind(account).push(" AND id >= ").bind(Val::I64(first)).push(" AND id <= ").bind(Val::I64(upto));
+        let seen = ((below + own.query().fetch_i64(self.r()).await?).max(0) as u64).min(total);
+        let unseen = total - seen;
+        // The runs in the page's order: where each starts in the list in id order (ascending or
+        // descending), and how many events it holds.
+        let runs = if desc { [(unseen, seen), (0, unseen)] } else { [(seen, unseen), (0, seen)] };
+        let by_id = Filter {
+            order_by: Some("id".into()),
+            order: if desc { Order::Desc } else { Order::Asc },
+            ..Filter::default()
+        };
+        let rows = Rows {
+            from: "FROM events e",
+            scope: "e.account_id",
+            and: "",
+            scope_id: viewer.account_id,
+            backend: self.backend(),
+        };
+        let mut events = Vec::new();
+        let mut before = 0;
+        for (start, n) in runs {
+            let wanted = page_size.saturating_sub(events.len() as u64);
+            let skip = (offset + events.len() as u64).saturating_sub(before);
+            before += n;
+            if wanted == 0 || skip >= n {
+                continue;
+            }
+            let (at, len) = (start + skip, wanted.min(n - skip));
+            let deep = if at >= LOCATE_FROM {
+                self.deep_start("events", rows, at, COLUMNS, &by_id, "e.id DESC").await?
+            } else {
+                DeepStart::Led("e.account_id")
+            };
+            if let DeepStart::Past = deep {
+                break;
+            }
+            let mut sql = Sql::new(SELECT);
+            scope_as(&mut sql, viewer, since, if let DeepStart::Led(_) = deep { Reach::Led } else { Reach::Index });
+            deep.push_page(&mut sql, COLUMNS, &by_id, "e.id DESC", at, len)?;
+            for r in sql.query().fetch_all(self.r()).await? {
+                events.push(event(&r)?);
+            }
+        }
+        Ok(Some((events, total)))
     }
 
     /// One event, if the viewer may see it.

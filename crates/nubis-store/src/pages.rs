@@ -350,6 +350,27 @@ impl crate::Store {
         }
     }
 
+    /// How many rows of a list (`kind` in `scope_id`) have an id below the level-1 block `id` is
+    /// in, and that block's first id (`id` rounded down to a multiple of [`WIDTH`]): the block
+    /// counts of the blocks before it, at most 64 of them at each level below the top. The rows
+    /// of `id`'s own block (at most [`WIDTH`]) are the caller's to count, through its list's
+    /// index.
+    pub(crate) async fn rank_below(&self, kind: &str, scope_id: i64, id: i64) -> Result<(i64, i64)> {
+        let (b1, b2, b3) = (id / WIDTH, id / (WIDTH * WIDTH), id / (WIDTH * WIDTH * WIDTH));
+        // One index range of each level: the top level's blocks before `id`'s, then those of the
+        // level below inside `id`'s block of the level above.
+        let mut sql = Sql::new("SELECT ");
+        for (i, (level, from, below)) in [(3, 0, b3), (2, b3 * WIDTH, b2), (1, b2 * WIDTH, b1)].into_iter().enumerate()
+        {
+            sql.push(if i == 0 { "(" } else { " + (" });
+            sql.push("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM row_blocks WHERE kind = ");
+            sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
+            sql.push(" AND level = ").bind(Val::I64(level)).push(" AND block >= ").bind(Val::I64(from));
+            sql.push(" AND block < ").bind(Val::I64(below)).push(")");
+        }
+        Ok((sql.query().fetch_i64(self.r()).await?, b1 * WIDTH))
+    }
+
     /// Where the row at `offset` of a list (`kind` in `scope_id`, by id, descending when `desc`)
     /// is: each level sums the counts of at most 64 blocks (the whole top level), from the top
     /// down; `None` past the end. On PostgreSQL one call of `nubis_locate` (migration 36) does the

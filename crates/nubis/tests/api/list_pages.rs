@@ -1041,7 +1041,7 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     }
 
     // Past the budget `seen` is served as the range of ids up to the viewer's mark (or past it),
-    // with its count, alone and inside +or; an order by it stays refused.
+    // with its count, alone and inside +or.
     let mark = db_scalar(&s, "SELECT id FROM events ORDER BY id LIMIT 1 OFFSET 4000").await;
     api.post_empty(&format!("/account/events/{mark}/seen")).await.ok();
     let s = &s;
@@ -1062,6 +1062,25 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
             let expect_seen = want == seen;
             assert!(data.iter().all(|e| e["seen"] == expect_seen), "{filter} page {page}");
             assert_eq!(ids(&r.body), ids(api.get_filtered(&url, &by_id).await.ok()), "{filter} page {page}");
+        }
+    }
+    // Past the budget the whole list is ordered by `seen`: the events past the mark, then those
+    // up to it, each by id in the order's direction. Every page of 450 in both directions (the
+    // page that holds the turn from one run to the other among them), and the one past the end.
+    let in_order = |cond: &str, dir: &str| {
+        let sql = format!("SELECT CAST(id AS TEXT) AS listed FROM events WHERE {cond} ORDER BY id {dir}");
+        async move { db_texts(s, &sql).await.iter().map(|id| id.parse::<i64>().unwrap()).collect::<Vec<i64>>() }
+    };
+    let (past, upto) = (format!("id > {mark}"), format!("id <= {mark}"));
+    let asc = [in_order(&past, "ASC").await, in_order(&upto, "ASC").await].concat();
+    let desc = [in_order(&upto, "DESC").await, in_order(&past, "DESC").await].concat();
+    for (dir, want) in [("asc", asc), ("desc", desc)] {
+        let order = format!(r#"{{"+order_by": "seen", "+order": "{dir}"}}"#);
+        for page in 1..=want.len().div_ceil(450) + 1 {
+            let r = api.get_filtered(&format!("/account/events?page={page}&page_size=450"), &order).await;
+            assert_eq!(r.ok()["results"], want.len(), "{order}");
+            let at = ((page - 1) * 450).min(want.len());
+            assert_eq!(ids(&r.body), want[at..(at + 450).min(want.len())], "{order} page {page}");
         }
     }
     let either = r#"{"+or": [{"seen": false}, {"action": "vpc_create"}]}"#;
@@ -1116,12 +1135,13 @@ async fn deep_event_pages_in_a_fields_order_hold_the_rows_that_skipping_finds() 
     let r = api.get_filtered("/account/events?page=2&page_size=25", by_created).await;
     assert_eq!(r.ok()["results"], read.len());
     assert!(r.body["data"].as_array().unwrap().iter().all(|e| e["read"] == true), "{by_created}");
-    for refused in [r#"{"+order_by": "seen"}"#, r#"{"+order_by": "read"}"#, r#"{"action": {"+contains": "vpc"}}"#] {
+    for refused in [r#"{"+order_by": "read"}"#, r#"{"action": {"+contains": "vpc"}}"#] {
         let r = api.get_filtered("/account/events", refused).await;
         assert_eq!(r.status, 400, "{refused}: {}", r.body);
         assert_eq!(r.body["errors"][0]["field"], "X-Filter", "{refused}");
         let reason = r.body["errors"][0]["reason"].as_str().unwrap();
         assert!(reason.contains("username, status, seen, read; order by one of: id, action"), "{reason}");
+        assert!(reason.ends_with("; order by seen the whole list (not a restricted user's)"), "{reason}");
     }
 }
 
