@@ -126,28 +126,37 @@ const BY_HALF: &str = "; order by is_sender the whole list";
 
 /// The fields a condition is served on past [`SCAN_BUDGET`], as a client names them: those of
 /// [`TRANSFER_INDEXED`]; `is_sender`, which picks the half of the list a transfer is in
-/// ([`HALVES`]); and `status` for equality ([`stored_status`]).
+/// ([`HALVES`]); and `status` for equality or `+neq` ([`stored_status`]).
 const TRANSFER_FILTERED: &[&str] = &["status", "is_sender", "created", "updated", "expiry", "token"];
 /// [`TRANSFER_FILTERED`] as the filter reads once `is_sender` and `status` are written out: an
 /// index on (scope, status, expiry, id) on each of the list's columns serves the stored status
 /// (migration 66).
 const TRANSFER_CONDS: &[&str] = &["stored_status", "created", "updated", "expiry", "token"];
 
-/// The filter with each equality on `status` written on the stored status and the expiry. The
-/// list shows a pending transfer as stale from its expiry on, before the sweep marks it
-/// (`transfers_mark_stale`): `pending` is the stored pending ones not yet expired, `stale` the
-/// stored stale ones and the pending ones expired, any other status the stored one. `now` is the
-/// time the list's `status` is computed at.
+/// The filter with each equality (and `+neq`) on `status` written on the stored status and the
+/// expiry. The list shows a pending transfer as stale from its expiry on, before the sweep marks
+/// it (`transfers_mark_stale`): `pending` is the stored pending ones not yet expired, `stale` the
+/// stored stale ones and the pending ones expired, any other status the stored one; `+neq` is
+/// the negation of each, written out (an expiry is never NULL). `now` is the time the list's
+/// `status` is computed at.
 fn stored_status(filter: &Filter, now: Timestamp) -> Filter {
     let field = |path: &str, op, value: serde_json::Value| Cond::Field { path: path.to_string(), op, value };
-    let stored = |status: &str| field("stored_status", CmpOp::Eq, status.into());
+    let stored = |op, status: &str| field("stored_status", op, status.into());
     filter.rewrite("status", |op, value| {
-        let (CmpOp::Eq, serde_json::Value::String(status)) = (op, value) else { return None };
+        let serde_json::Value::String(status) = value else { return None };
         let expiry = |op| field("expiry", op, now.to_string().into());
-        Some(match status.as_str() {
-            "pending" => Cond::And(vec![stored("pending"), expiry(CmpOp::Gt)]),
-            "stale" => Cond::Or(vec![stored("stale"), Cond::And(vec![stored("pending"), expiry(CmpOp::Lte)])]),
-            other => stored(other),
+        let (is, not) = (CmpOp::Eq, CmpOp::Neq);
+        Some(match (op, status.as_str()) {
+            (CmpOp::Eq, "pending") => Cond::And(vec![stored(is, "pending"), expiry(CmpOp::Gt)]),
+            (CmpOp::Eq, "stale") => {
+                Cond::Or(vec![stored(is, "stale"), Cond::And(vec![stored(is, "pending"), expiry(CmpOp::Lte)])])
+            }
+            (CmpOp::Neq, "pending") => Cond::Or(vec![stored(not, "pending"), expiry(CmpOp::Lte)]),
+            (CmpOp::Neq, "stale") => {
+                Cond::And(vec![stored(not, "stale"), Cond::Or(vec![stored(not, "pending"), expiry(CmpOp::Gt)])])
+            }
+            (CmpOp::Eq | CmpOp::Neq, other) => stored(op, other),
+            _ => return None,
         })
     })
 }

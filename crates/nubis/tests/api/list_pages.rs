@@ -2448,6 +2448,15 @@ async fn transfer_filters_agree(s: &TestServer, account: i64) {
             "created DESC, id DESC",
             1,
         ),
+        // `+neq`: the negation of each, the stale transfers read as the list shows them.
+        (r#"{"status": {"+neq": "pending"}}"#.into(), format!("NOT {pending}"), "id DESC", 2),
+        (r#"{"status": {"+neq": "stale"}, "+order_by": "expiry"}"#.into(), format!("NOT {stale}"), "expiry, id", 3),
+        (
+            r#"{"status": {"+neq": "completed"}, "is_sender": true}"#.into(),
+            format!("status <> 'completed' AND {made}"),
+            "id DESC",
+            2,
+        ),
     ] {
         let r = api.get_filtered(&format!("/account/service-transfers?page={page}&page_size=100"), &filter).await;
         let body = r.ok().clone();
@@ -2467,9 +2476,9 @@ async fn transfer_filters_agree(s: &TestServer, account: i64) {
         assert_eq!(got, want, "{filter}");
         assert!(total == 0 || !got.is_empty(), "{filter}: page {page} of {total}");
     }
-    // A status compared otherwise than for equality is not one index range: refused, naming
-    // what is served.
-    let r = api.get_filtered("/account/service-transfers", r#"{"status": {"+neq": "pending"}}"#).await;
+    // A status compared otherwise than for equality or `+neq` is not one index range: refused,
+    // naming what is served.
+    let r = api.get_filtered("/account/service-transfers", r#"{"status": {"+gt": "pending"}}"#).await;
     assert_eq!(r.status, 400, "{}", r.body);
     let reason = r.body["errors"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("status, is_sender, created, updated, expiry, token; order by"), "{reason}");
