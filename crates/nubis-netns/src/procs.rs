@@ -242,30 +242,94 @@ pub fn read_console(path: &Path) -> String {
 }
 
 /// Stops every instance init recorded under `state_dir` (every server's, `nubis*/i*/init.pid`)
-/// at once and removes the instances' directories. For the sweeper.
+/// at once, and any left unrecorded ([`kill_unrecorded`]), and removes the instances'
+/// directories. For the sweeper.
 pub async fn kill_all(state_dir: &Path) {
-    let Ok(servers) = std::fs::read_dir(state_dir) else { return };
-    for server in servers.flatten() {
-        let name = server.file_name().to_string_lossy().into_owned();
-        if let Some(tag) = name.strip_prefix("nubis") {
-            kill_server(&Names::new(tag, state_dir)).await;
+    if let Ok(servers) = std::fs::read_dir(state_dir) {
+        for server in servers.flatten() {
+            let name = server.file_name().to_string_lossy().into_owned();
+            if let Some(tag) = name.strip_prefix("nubis") {
+                kill_server(&Names::new(tag, state_dir)).await;
+            }
         }
     }
+    kill_unrecorded(&format!("{}/nubis", state_dir.display()));
 }
 
-/// Stops the instance inits of one server (`names`) and removes its directory.
+/// Stops the instance inits of one server (`names`), recorded or not, and removes its directory.
 pub async fn kill_server(names: &Names) {
     let procs = Procs::new(names.clone());
     for id in procs.known() {
         let _ = procs.stop(id, Duration::ZERO).await;
         procs.remove_state(id);
     }
+    kill_unrecorded(&format!("{}/i", names.state_dir().display()));
     let _ = std::fs::remove_dir_all(names.state_dir());
+}
+
+/// Kills every process running an instance init whose script's path starts with `under`
+/// (`<state dir>/nubis<tag>/i`, or `<state dir>/nubis` for every server's): the `unshare`
+/// holding an instance's namespaces and the init inside, found by their command lines, whatever
+/// the pid files say. An init the server started but never recorded (the server killed between
+/// the start and the write of `init.pid`) is found only so; once its directory is removed,
+/// nothing else would ever stop it.
+fn kill_unrecorded(under: &str) {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let runs_init = cmdline.split(|b| *b == 0).any(|arg| {
+            let arg = String::from_utf8_lossy(arg);
+            arg.starts_with(under) && arg.ends_with("/init.sh")
+        });
+        if runs_init {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An init that no pid file records (its server killed before writing one) is still
+    /// stopped by its server's sweep, found by its command line; another server's is not.
+    #[tokio::test]
+    async fn a_servers_sweep_stops_its_unrecorded_inits_and_no_other_servers() {
+        let root = std::env::temp_dir().join(format!("nubis-procs-{}", std::process::id()));
+        // Each init marks that it runs (its script read) before it sleeps.
+        let start = |tag: &str| {
+            let dir = Names::new(tag, &root).instance_dir(1);
+            std::fs::create_dir_all(&dir).unwrap();
+            let script = dir.join("init.sh");
+            std::fs::write(&script, format!("touch '{}'\nsleep 600\n", dir.join("up").display())).unwrap();
+            let child = std::process::Command::new("/bin/sh").arg(&script).spawn().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !dir.join("up").exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(dir.join("up").exists(), "the init of {tag} did not start");
+            child
+        };
+        let (mut mine, mut other) = (start("pa"), start("pb"));
+        kill_server(&Names::new("pa", &root)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = mine.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.is_some(), "the unrecorded init of the swept server still runs");
+        assert!(!Names::new("pa", &root).state_dir().exists());
+        assert_eq!(other.try_wait().unwrap(), None, "another server's init was stopped");
+        kill_all(&root).await;
+        assert!(other.wait().is_ok());
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn hostnames_are_quoted_for_the_shell() {
