@@ -412,14 +412,7 @@ impl Store {
         // A deep page starts where the block counts (newest first, or by id) or the order
         // fences say, when every counted event is listed.
         let start = if whole && aged == 0 && offset >= LOCATE_FROM {
-            let rows = Rows {
-                from: "FROM events e",
-                scope: "e.account_id",
-                and: "",
-                scope_id: viewer.account_id,
-                backend: self.backend(),
-            };
-            self.deep_start("events", rows, offset, COLUMNS, filter, "e.id DESC").await?
+            self.deep_start("events", self.account_events(viewer), offset, COLUMNS, filter, "e.id DESC").await?
         } else {
             DeepStart::Skip
         };
@@ -488,13 +481,7 @@ impl Store {
             order: if desc { Order::Desc } else { Order::Asc },
             ..Filter::default()
         };
-        let rows = Rows {
-            from: "FROM events e",
-            scope: "e.account_id",
-            and: "",
-            scope_id: viewer.account_id,
-            backend: self.backend(),
-        };
+        let rows = self.account_events(viewer);
         let mut events = Vec::new();
         let mut before = 0;
         for (start, n) in runs {
@@ -521,6 +508,17 @@ impl Store {
             }
         }
         Ok(Some((events, total)))
+    }
+
+    /// Every event of the viewer's account, for reading a deep page's keys ([`Rows`]).
+    fn account_events(&self, viewer: &EventViewer) -> Rows<'static> {
+        Rows {
+            from: "FROM events e",
+            scope: "e.account_id",
+            and: "",
+            scope_id: viewer.account_id,
+            backend: self.backend(),
+        }
     }
 
     /// One event, if the viewer may see it.

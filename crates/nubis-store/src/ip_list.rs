@@ -290,13 +290,7 @@ impl Store {
         let fenced = by.and_then(|path| FENCED.iter().find(|f| f.path == path));
         let (keys, total) = match fenced {
             Some(field) if grant_user.is_none() && filter.cond.is_none() => {
-                let mut count = Sql::new("SELECT (");
-                push_kept_count(&mut count, account_id, "public_ips");
-                count
-                    .push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ")
-                    .bind(Val::I64(account_id));
-                let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
-                let counts = (row.i64("ips")?.max(0) as u64, row.i64("ranges")?.max(0) as u64);
+                let counts = self.ips_whole_counts(account_id).await?;
                 let keys = self.ips_ordered_window(account_id, field, counts, offset, page_size, desc).await?;
                 (keys, counts.0 + counts.1)
             }
@@ -422,9 +416,11 @@ impl Store {
             Some("type") => true,
             Some(_) => return Ok(None),
         };
-        let whole = filter.cond.is_none() && !by_type;
+        if filter.cond.is_none() && !by_type {
+            let (ips, ranges) = self.ips_whole_counts(account_id).await?;
+            return Ok(Some(vec![(Part::Addresses(None), ips), (Part::Ranges, ranges)]));
+        }
         let kinds = match filter.cond {
-            None if whole => Vec::new(),
             None => ADDRESS_KINDS.to_vec(),
             Some(_) => match type_kinds(filter) {
                 Some(kinds) => kinds,
@@ -432,11 +428,6 @@ impl Store {
             },
         };
         let mut sql = Sql::new("SELECT ");
-        if whole {
-            sql.push("(");
-            push_kept_count(&mut sql, account_id, "public_ips");
-            sql.push(") AS whole, ");
-        }
         for (i, kind) in kinds.iter().enumerate() {
             sql.push("(");
             push_kept_count(&mut sql, account_id, &format!("public_ips:{kind}"));
@@ -448,9 +439,6 @@ impl Store {
         let row = sql.push(") AS ranges").query().fetch_one(self.r()).await?;
         let count = |name: &str| -> Result<u64> { Ok(row.i64(name)?.max(0) as u64) };
         let mut parts = Vec::new();
-        if whole {
-            parts.push((Part::Addresses(None), count("whole")?));
-        }
         // The kinds whose addresses one part holds: every kind kept, or those of one type.
         let shown = |kind: &str| KINDS.iter().find(|(k, _)| *k == kind).map_or("", |(_, shown)| *shown);
         let mut groups: Vec<Vec<(&'static str, u64)>> = Vec::new();
@@ -471,6 +459,15 @@ impl Store {
         }
         parts.push((Part::Ranges, count("ranges")?));
         Ok(Some(parts))
+    }
+
+    /// The whole list's public addresses (their kept count) and ranges (a few per account).
+    async fn ips_whole_counts(&self, account_id: i64) -> Result<(u64, u64)> {
+        let mut count = Sql::new("SELECT (");
+        push_kept_count(&mut count, account_id, "public_ips");
+        count.push(") AS ips, (SELECT COUNT(*) FROM ipv6_ranges WHERE account_id = ").bind(Val::I64(account_id));
+        let row = count.push(") AS ranges").query().fetch_one(self.r()).await?;
+        Ok((row.i64("ips")?.max(0) as u64, row.i64("ranges")?.max(0) as u64))
     }
 
     /// The keys of one page of the list read from kept partitions ([`Self::ips_kept_parts`]),
