@@ -213,11 +213,12 @@ impl RowExt for Row {
         self.opt_ts(col)?.ok_or_else(|| Error::Internal(format!("column {col} is null")))
     }
     fn opt_ts(&self, col: &str) -> Result<Option<Timestamp>> {
-        match self.opt_str(col)? {
-            None => Ok(None),
-            Some(s) => Timestamp::parse(&s)
-                .map(Some)
-                .ok_or_else(|| Error::Internal(format!("column {col}: bad timestamp {s}"))),
+        match self.get(col)? {
+            Val::Null(_) => Ok(None),
+            Val::Str(s) => {
+                Timestamp::parse(s).map(Some).ok_or_else(|| Error::Internal(format!("column {col}: bad timestamp {s}")))
+            }
+            v => Err(bad(col, v, "a timestamp")),
         }
     }
 }
