@@ -164,6 +164,46 @@ impl Store {
     }
 }
 
+/// What an instance's record shows of one of its addresses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownIp {
+    pub instance_id: i64,
+    pub kind: IpKind,
+    pub public: bool,
+    pub address: String,
+}
+
+/// The statement of [`Store::shown_ips_of_instances`], before and after its list of instances.
+pub const SHOWN_IPS: (&str, &str) = (
+    "SELECT instance_id, kind, public, address FROM ip_addresses WHERE kind IN ('ipv4', 'slaac') AND instance_id IN ",
+    " ORDER BY instance_id, id",
+);
+
+impl Store {
+    /// The addresses the records of some instances show (IPv4 and SLAAC), by instance, then id:
+    /// read from the index `ip_addresses_instance` alone, which holds every column read here in
+    /// this order (no look-up of the table's rows, no sort).
+    pub async fn shown_ips_of_instances(&self, instance_ids: &[i64]) -> Result<Vec<ShownIp>> {
+        if instance_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = crate::sql::Sql::new(SHOWN_IPS.0);
+        crate::sql::push_ids(&mut sql, instance_ids);
+        sql.push(SHOWN_IPS.1);
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ShownIp {
+                    instance_id: r.i64("instance_id")?,
+                    kind: IpKind::parse(&r.str("kind")?),
+                    public: r.bool("public")?,
+                    address: r.str("address")?,
+                })
+            })
+            .collect()
+    }
+}
+
 impl Store {
     /// Addresses of an account by their text, in id order.
     pub async fn ips_by_addresses(&self, account_id: i64, addresses: &[String]) -> Result<Vec<IpRow>> {

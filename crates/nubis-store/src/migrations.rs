@@ -87,6 +87,8 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(70, "address_kind_counts", "0070_address_kind_counts.sql"),
     migration!(71, "balancer_fields", "0071_balancer_fields.sql"),
     migration!(72, "transfer_halves", "0072_transfer_halves.sql"),
+    migration!(73, "instance_view_addresses", "0073_instance_view_addresses.sql"),
+    migration!(74, "kept_counts_clustered", "0074_kept_counts_clustered.sql"),
 ];
 
 impl Store {

@@ -37,7 +37,7 @@ use nubis_model::{Error, FieldError, Problems, Result, Timestamp};
 use nubis_store::Tx;
 use nubis_store::instance_backups::BackupState;
 use nubis_store::instances::{InstanceChanges, InstanceRow};
-use nubis_store::ips::{IpKind, IpRow};
+use nubis_store::ips::{IpKind, ShownIp};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -161,22 +161,25 @@ impl App {
     /// The records of some instances, with their addresses read by key.
     pub(crate) async fn instance_views(&self, rows: &[InstanceRow]) -> Result<Vec<Instance>> {
         let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
-        let ips = self.store.ips_of_instances(&ids).await?;
+        let ips = self.store.shown_ips_of_instances(&ids).await?;
         let backups = self.backup_states(&ids).await?;
         Ok(rows
             .iter()
             .map(|i| {
                 let b = backups.iter().find(|(id, _)| *id == i.id).map(|(_, b)| b.clone()).unwrap_or_default();
-                self.instance_record(i, &ips, b)
+                // The addresses come by instance: this instance's are one run of them.
+                let from = ips.partition_point(|a| a.instance_id < i.id);
+                let to = from + ips[from..].partition_point(|a| a.instance_id == i.id);
+                self.instance_record(i, &ips[from..to], b)
             })
             .collect())
     }
 
-    /// An instance's record; `ips` holds (at least) its addresses, `b` its backup state.
-    fn instance_record(&self, i: &InstanceRow, ips: &[IpRow], b: BackupState) -> Instance {
-        let mine = || ips.iter().filter(|a| a.instance_id == i.id && a.kind == IpKind::Ipv4);
-        let ipv4 = mine().filter(|a| a.public).chain(mine().filter(|a| !a.public)).map(|a| a.address.clone()).collect();
-        let slaac = ips.iter().find(|a| a.instance_id == i.id && a.kind == IpKind::Slaac);
+    /// An instance's record; `ips` holds its addresses (in id order), `b` its backup state.
+    fn instance_record(&self, i: &InstanceRow, ips: &[ShownIp], b: BackupState) -> Instance {
+        let v4 = || ips.iter().filter(|a| a.kind == IpKind::Ipv4);
+        let ipv4 = v4().filter(|a| a.public).chain(v4().filter(|a| !a.public)).map(|a| a.address.clone()).collect();
+        let slaac = ips.iter().find(|a| a.kind == IpKind::Slaac);
         let t = self.catalog.instance_type(&i.kind);
         Instance {
             id: i.id,

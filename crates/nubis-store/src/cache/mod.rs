@@ -67,6 +67,14 @@ pub(crate) fn bit(table: &str) -> Touched {
 
 pub(crate) const ALL: Touched = (1 << SLOTS) - 1;
 
+/// The kept counts (`row_counts`, `row_blocks`, `order_fence_counts`), which triggers and the
+/// fence keeper write beside other tables. On SQLite they are WITHOUT ROWID tables (migration 74),
+/// whose writes SQLite's update hook does not report: a write it reports to any table is taken
+/// to have touched them too.
+pub(crate) fn with_kept_counts(t: Touched) -> Touched {
+    t | bit("row_counts") | bit("row_blocks") | bit("order_fence_counts")
+}
+
 /// The tables whose writes send change notices on PostgreSQL (migrations 0017, 0025): every tracked
 /// table, not the "other tables" slot.
 const NOTICED: Touched = ALL & !(1 << OTHER);

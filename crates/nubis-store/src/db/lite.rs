@@ -82,7 +82,7 @@ impl Lite {
         let seen = touched.clone();
         writer
             .update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
-                seen.fetch_or(crate::cache::bit(table), Ordering::Relaxed);
+                seen.fetch_or(crate::cache::with_kept_counts(crate::cache::bit(table)), Ordering::Relaxed);
             }))
             .map_err(map_err)?;
         let readers = (0..readers.max(1))
@@ -333,6 +333,29 @@ impl Lite {
 #[cfg(test)]
 mod tests {
     use rusqlite::StatementStatus;
+
+    #[tokio::test]
+    async fn a_write_through_a_trigger_into_a_table_without_rowid_is_reported() {
+        use crate::cache::bit;
+        let l = super::Lite::open(None, false, 1).unwrap();
+        let ddl = "CREATE TABLE vpcs (id INTEGER PRIMARY KEY, account_id BIGINT NOT NULL); \
+                   CREATE TABLE row_counts (account_id BIGINT NOT NULL, kind TEXT NOT NULL, n BIGINT NOT NULL, \
+                   PRIMARY KEY (account_id, kind)) WITHOUT ROWID; \
+                   CREATE TRIGGER vpcs_count AFTER INSERT ON vpcs BEGIN \
+                   INSERT INTO row_counts VALUES (NEW.account_id, 'vpcs', 1) \
+                   ON CONFLICT (account_id, kind) DO UPDATE SET n = n + 1; END;";
+        l.write(|c| c.execute_batch(ddl).map_err(super::map_err)).unwrap();
+        l.take_touched();
+        let permit = l.begin().await.unwrap();
+        l.write(|c| c.execute_batch("INSERT INTO vpcs (account_id) VALUES (1)").map_err(super::map_err)).unwrap();
+        l.commit().unwrap();
+        drop(permit);
+        let t = l.take_touched();
+        assert_eq!(t & bit("vpcs"), bit("vpcs"));
+        // SQLite's update hook reports only the rowid table.
+        assert_eq!(t & bit("row_counts"), bit("row_counts"), "{t:b}");
+        l.close();
+    }
 
     #[test]
     fn a_new_value_bound_to_a_limit_does_not_prepare_the_statement_again() {

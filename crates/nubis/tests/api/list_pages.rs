@@ -2719,3 +2719,70 @@ async fn a_balancers_configurations_and_nodes_past_the_budget_are_filtered_and_o
         assert_eq!(page.ok()["results"], want, "{filter}");
     }
 }
+
+/// A page of instances shows each instance's own addresses (public IPv4 first, then private, and
+/// its SLAAC address), read by instance from one index that holds every column the page shows:
+/// no look-up of the address rows, no sort, on both engines.
+#[tokio::test]
+async fn an_instance_pages_addresses_come_from_one_covering_index() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let mut made = Vec::new();
+    for (i, region) in ["us-east", "us-west", "us-east"].iter().enumerate() {
+        made.push(crate::instances::create_instance(&api, region, json!({"label": format!("shown-{i}")})).await);
+    }
+    // A private address on the middle one: it follows the public one, and only there.
+    let private =
+        api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": made[1]["id"]})).await;
+    let private = private.ok()["address"].as_str().unwrap().to_string();
+    let page = api.get("/linode/instances?page_size=25").await.ok().clone();
+    let listed = page["data"].as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{page}");
+    for (i, inst) in listed.iter().enumerate() {
+        assert_eq!(inst["id"], made[i]["id"]);
+        let ipv4: Vec<&str> = inst["ipv4"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let want = if i == 1 {
+            vec![made[1]["ipv4"][0].as_str().unwrap(), private.as_str()]
+        } else {
+            vec![made[i]["ipv4"][0].as_str().unwrap()]
+        };
+        assert_eq!(ipv4, want, "instance {i}");
+        let slaac =
+            api.get(&format!("/linode/instances/{}/ips", inst["id"])).await.ok()["ipv6"]["slaac"]["address"].clone();
+        assert_eq!(inst["ipv6"], json!(format!("{}/128", slaac.as_str().unwrap())), "instance {i}");
+    }
+    let (head, tail) = nubis_store::ips::SHOWN_IPS;
+    let plan = db_plan(&s, &format!("{head}(1, 2, 3){tail}")).await;
+    let alone = if s.database.starts_with("sqlite://") {
+        plan.contains("COVERING INDEX ip_addresses_instance") && !plan.contains("TEMP B-TREE")
+    } else {
+        plan.contains("Index Only Scan using ip_addresses_instance") && !plan.contains("Sort")
+    };
+    assert!(alone, "{plan}");
+}
+
+/// On SQLite the kept counts are stored in their key's order (WITHOUT ROWID): a deep page's walk
+/// over 64 consecutive block counts reads them from the key alone, with no look-up of a row; and
+/// the counts the triggers keep there still follow every write.
+#[tokio::test]
+async fn the_kept_counts_are_read_from_their_key_alone() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for i in 0..3 {
+        api.post("/vpcs", json!({"label": format!("kept-{i}"), "region": "us-east"})).await.ok();
+    }
+    let id = api.get("/vpcs?page_size=25").await.ok()["data"][0]["id"].as_i64().unwrap();
+    api.delete(&format!("/vpcs/{id}")).await.ok();
+    assert_eq!(api.get("/vpcs?page=2&page_size=25").await.ok()["results"], 2);
+    if !s.database.starts_with("sqlite://") {
+        return;
+    }
+    for read in [
+        "SELECT block, n FROM row_blocks WHERE kind = 'events' AND scope_id = 1 AND level = 1 AND block >= 0 AND block < 64 ORDER BY block",
+        "SELECT n FROM row_counts WHERE account_id = 1 AND kind = 'vpcs'",
+        "SELECT fence, n FROM order_fence_counts WHERE kind = 'vpcs.label' AND scope_id = 1 ORDER BY fence",
+    ] {
+        let plan = db_plan(&s, read).await;
+        assert!(plan.contains("USING PRIMARY KEY") && !plan.contains("TEMP B-TREE"), "{read}\n{plan}");
+    }
+}
