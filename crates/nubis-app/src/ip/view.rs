@@ -33,7 +33,7 @@ impl App {
     /// What the records of these addresses are built from, read by key: the VPC interfaces
     /// that use them as 1:1 NAT.
     pub(crate) async fn address_book_of_ips(&self, ips: &[IpRow]) -> Result<AddressBook<'_>> {
-        let addresses: Vec<String> = ips.iter().map(|i| i.address.clone()).collect();
+        let addresses = nat_candidates(ips);
         Ok(AddressBook {
             app: self,
             ips: Arc::new(ips.to_vec()),
@@ -63,7 +63,7 @@ impl App {
         let subnet_ids: Vec<i64> = own_interfaces.iter().filter_map(|f| f.subnet_id).collect();
         let subnets = self.store.subnets_by_ids(&subnet_ids).await?;
         let vpcs = VpcWorld::new(&subnets, &own_interfaces, std::slice::from_ref(inst));
-        let addresses: Vec<String> = ips.iter().map(|i| i.address.clone()).collect();
+        let addresses = nat_candidates(&ips);
         Ok(AddressBook {
             app: self,
             ips: Arc::new(ips),
@@ -87,11 +87,16 @@ impl App {
     }
 }
 
+/// The addresses of `ips` an interface's 1:1 NAT can name: only an IPv4 address's record shows
+/// one (the others are not looked up).
+fn nat_candidates(ips: &[IpRow]) -> Vec<String> {
+    ips.iter().filter(|i| i.kind == IpKind::Ipv4).map(|i| i.address.clone()).collect()
+}
+
 impl AddressBook<'_> {
     /// One address record. `skip_v6_rdns` makes `rdns` of IPv6 addresses null.
     pub fn record(&self, ip: &IpRow, skip_v6_rdns: bool) -> IpAddress {
         let app = self.app;
-        let v6_mask = subnet_mask_v6(64).map(|m| m.to_string()).unwrap_or_default();
         match ip.kind {
             IpKind::Ipv4 => {
                 let a: Ipv4Addr = ip.address.parse().unwrap_or(Ipv4Addr::UNSPECIFIED);
@@ -117,7 +122,7 @@ impl AddressBook<'_> {
             IpKind::Slaac | IpKind::LinkLocal => IpAddress {
                 address: ip.address.clone(),
                 gateway: Some(nubis_ipam::v6::LINK_LOCAL_GATEWAY.to_string()),
-                subnet_mask: v6_mask,
+                subnet_mask: subnet_mask_v6(64).map(|m| m.to_string()).unwrap_or_default(),
                 prefix: 64,
                 kind: "ipv6".into(),
                 public: ip.kind == IpKind::Slaac,

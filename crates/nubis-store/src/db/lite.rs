@@ -217,13 +217,14 @@ pub(crate) fn map_err(e: rusqlite::Error) -> Error {
     Error::Internal(format!("sqlite: {e}"))
 }
 
-fn to_sql(v: &Val) -> SqlValue {
+/// Binds `v` to parameter `i` (text by reference: not copied).
+fn bind(stmt: &mut rusqlite::Statement<'_>, i: usize, v: &Val) -> rusqlite::Result<()> {
     match v {
-        Val::I64(i) => SqlValue::Integer(*i),
-        Val::F64(f) => SqlValue::Real(*f),
-        Val::Str(s) => SqlValue::Text(s.clone()),
-        Val::Bool(b) => SqlValue::Integer(i64::from(*b)),
-        Val::Null(_) => SqlValue::Null,
+        Val::I64(n) => stmt.raw_bind_parameter(i, *n),
+        Val::F64(f) => stmt.raw_bind_parameter(i, *f),
+        Val::Str(s) => stmt.raw_bind_parameter(i, s.as_str()),
+        Val::Bool(b) => stmt.raw_bind_parameter(i, i64::from(*b)),
+        Val::Null(_) => stmt.raw_bind_parameter(i, SqlValue::Null),
     }
 }
 
@@ -232,7 +233,7 @@ fn prepare<'c>(c: &'c Connection, q: &Query) -> Result<rusqlite::CachedStatement
     let order = value_order(&stmt, &q.sql);
     for (i, n) in order.iter().enumerate() {
         let v = q.args.get(*n).ok_or_else(|| Error::Internal(format!("missing value for ${} in: {}", n + 1, q.sql)))?;
-        stmt.raw_bind_parameter(i + 1, to_sql(v)).map_err(map_err)?;
+        bind(&mut stmt, i + 1, v).map_err(map_err)?;
     }
     Ok(stmt)
 }

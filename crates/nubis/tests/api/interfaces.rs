@@ -91,6 +91,23 @@ async fn nat_1_1_any_uses_the_instances_public_address() {
     );
     let one = api.get(&format!("/networking/ips/{public}")).await;
     assert_eq!(one.ok()["vpc_nat_1_1"]["vpc_id"], vid);
+    // The address list shows the mapping on the public IPv4 address, and on no other entry.
+    let listed = api.get("/networking/ips").await.ok().clone();
+    let nat: Vec<(&str, &Value)> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["address"].as_str().unwrap(), &a["vpc_nat_1_1"]))
+        .collect();
+    assert!(nat.len() >= 2, "{listed}");
+    for (address, mapping) in nat {
+        let want = if address == public {
+            json!({"address": "10.0.0.2", "subnet_id": sid, "vpc_id": vid})
+        } else {
+            Value::Null
+        };
+        assert_eq!(*mapping, want, "{address}");
+    }
     let r = api
         .post(
             "/compute/instances",
