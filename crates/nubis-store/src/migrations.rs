@@ -89,6 +89,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(72, "transfer_halves", "0072_transfer_halves.sql"),
     migration!(73, "instance_view_addresses", "0073_instance_view_addresses.sql"),
     migration!(74, "kept_counts_clustered", "0074_kept_counts_clustered.sql"),
+    migration!(75, "node_status_counts", "0075_node_status_counts.sql"),
 ];
 
 impl Store {

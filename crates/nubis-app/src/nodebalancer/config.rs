@@ -39,8 +39,8 @@ pub(super) async fn insert_config(
 impl App {
     /// The record of a config with its nodes' health as stored now.
     async fn config_view(&self, c: &ConfigRow) -> Result<NodeBalancerConfig> {
-        let nodes = self.store.nb_nodes_of_configs(&[c.id]).await?;
-        Ok(view::config(c, &nodes))
+        let status = self.store.nb_node_status_counts(&[c.id]).await?;
+        Ok(view::config(c, &status))
     }
 
     pub async fn nodebalancer_config_list(
@@ -53,8 +53,8 @@ impl App {
         self.lookup_for::<BalancerRow>(actor, Op::NodebalancerConfigList, nb_id).await?.into_inner();
         let (configs, results) = self.store.nb_configs_page(nb_id, filter, page.page, page.page_size).await?;
         let ids: Vec<i64> = configs.iter().map(|c| c.id).collect();
-        let nodes = self.store.nb_nodes_of_configs(&ids).await?;
-        Ok(Page::new(configs.iter().map(|c| view::config(c, &nodes)).collect(), page, results))
+        let status = self.store.nb_node_status_counts(&ids).await?;
+        Ok(Page::new(configs.iter().map(|c| view::config(c, &status)).collect(), page, results))
     }
 
     pub async fn nodebalancer_config_get(&self, actor: &Actor, nb_id: i64, id: i64) -> Result<NodeBalancerConfig> {

@@ -51,9 +51,10 @@ pub(crate) fn balancer(b: &BalancerRow, transfer: &HashMap<i64, (i64, i64)>, hos
     }
 }
 
-pub(crate) fn config(c: &ConfigRow, nodes: &[NodeRow]) -> NodeBalancerConfig {
-    let mine = || nodes.iter().filter(|n| n.config_id == c.id);
-    let count = |s: NodeStatus| mine().filter(|n| n.status == s.name()).count() as i64;
+/// A config's record; `status` holds how many of its nodes are up and down, as
+/// `(config, up, down)` (none: no node is either).
+pub(crate) fn config(c: &ConfigRow, status: &[(i64, i64, i64)]) -> NodeBalancerConfig {
+    let (up, down) = status.iter().find(|s| s.0 == c.id).map_or((0, 0), |s| (s.1, s.2));
     let f = &c.f;
     NodeBalancerConfig {
         id: c.id,
@@ -79,7 +80,7 @@ pub(crate) fn config(c: &ConfigRow, nodes: &[NodeRow]) -> NodeBalancerConfig {
         ssl_fingerprint: f.ssl_fingerprint.clone(),
         ssl_cert: f.ssl_cert.as_ref().map(|_| REDACTED.to_string()),
         ssl_key: f.ssl_key.as_ref().map(|_| REDACTED.to_string()),
-        nodes_status: NodesStatus { up: count(NodeStatus::Up), down: count(NodeStatus::Down) },
+        nodes_status: NodesStatus { up, down },
         udp_check_port: f.udp_check_port,
         udp_session_timeout: f.udp_session_timeout,
     }

@@ -294,6 +294,25 @@ impl Store {
         Ok((rows.iter().map(config).collect::<Result<_>>()?, total))
     }
 
+    /// How many nodes of each of some configs are up and how many down, as `(config, up, down)`
+    /// for the configs that have any: read from the counts the writes keep
+    /// (`nodebalancer_nodes:<status>`, migration 75), whatever the number of nodes.
+    pub async fn nb_node_status_counts(&self, config_ids: &[i64]) -> Result<Vec<(i64, i64, i64)>> {
+        if config_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT account_id AS config_id, \
+             CAST(COALESCE(SUM(CASE WHEN kind = 'nodebalancer_nodes:UP' THEN n ELSE 0 END), 0) AS BIGINT) AS up, \
+             CAST(COALESCE(SUM(CASE WHEN kind = 'nodebalancer_nodes:DOWN' THEN n ELSE 0 END), 0) AS BIGINT) AS down \
+             FROM row_counts WHERE kind IN ('nodebalancer_nodes:UP', 'nodebalancer_nodes:DOWN') AND account_id IN ",
+        );
+        push_ids(&mut sql, config_ids);
+        sql.push(" GROUP BY account_id");
+        let rows = sql.query().fetch_all(self.r()).await?;
+        rows.iter().map(|r| Ok((r.i64("config_id")?, r.i64("up")?, r.i64("down")?))).collect()
+    }
+
     /// The nodes of some configs, in id order.
     pub async fn nb_nodes_of_configs(&self, config_ids: &[i64]) -> Result<Vec<NodeRow>> {
         let select = format!("SELECT {NODE_COLS} FROM nodebalancer_nodes");

@@ -561,6 +561,12 @@ async fn a_node_forced_down_reports_down_and_gets_no_traffic_until_the_fault_goe
     .await;
     ctl.post("/faults", json!({"kind": "node_down"})).await.expect_error(400, "node_id");
     ctl.post("/faults", json!({"kind": "node_down", "node_id": 99999})).await.expect_error(400, "node_id");
+    // A node removed leaves the count of its status; one added is counted once it is checked.
+    api.delete(&format!("/nodebalancers/{nb_id}/configs/{cid}/nodes/{}", nodes[0])).await.ok();
+    until_nodes_status(&api, nb_id, cid, 1, 0).await;
+    let body = json!({"label": "again", "address": format!("{a_ip}:80")});
+    api.post(&format!("/nodebalancers/{nb_id}/configs/{cid}/nodes"), body).await.ok();
+    until_nodes_status(&api, nb_id, cid, 2, 0).await;
 }
 
 #[tokio::test]

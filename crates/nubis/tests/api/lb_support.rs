@@ -338,14 +338,17 @@ pub async fn until_refused(addr: SocketAddr) {
     .await
 }
 
-/// Waits until the config's `nodes_status` is (up, down).
+/// Waits until the config's `nodes_status` is (up, down), in its own record and in the
+/// balancer's list of configs alike.
 pub async fn until_nodes_status(api: &Api, nb: i64, cfg: i64, up: i64, down: i64) -> Value {
     eventually(60, &format!("nodes_status up {up} down {down}"), || {
         let api = api.clone();
         async move {
             let r = api.get(&format!("/nodebalancers/{nb}/configs/{cfg}")).await;
+            let list = api.get(&format!("/nodebalancers/{nb}/configs?page_size=500")).await;
+            let listed = list.body["data"].as_array()?.iter().find(|c| c["id"] == cfg)?["nodes_status"].clone();
             let s = &r.body["nodes_status"];
-            (s["up"] == up && s["down"] == down).then(|| r.body.clone())
+            (s["up"] == up && s["down"] == down && listed == *s).then(|| r.body.clone())
         }
     })
     .await
