@@ -217,6 +217,11 @@ impl Cache {
         if let Some(v) = Self::lookup(map, &key, self.stamp(bits)) {
             return Ok(v);
         }
+        // A key whose kind keeps nothing (`cached_pages = 0`): nobody could take what a load
+        // stores, so every reader loads it at once rather than one after another.
+        if self.bound(&key) == 0 {
+            return reads::checked(tables, load()).await.map(Arc::new);
+        }
         // One load of a key at a time: when a write invalidates a value that many requests read,
         // one of them reloads it and the others wait for it and take what it stored, instead of
         // all of them loading it at once.
@@ -240,6 +245,11 @@ impl Cache {
         }
     }
 
+    /// How many entries of `key`'s kind are kept.
+    fn bound(&self, key: &Key) -> usize {
+        if matches!(key, Key::Page { .. }) { self.max_pages } else { MAX_ENTRIES }
+    }
+
     fn lookup<T: Send + Sync + 'static>(map: &RwLock<HashMap<Key, Entry>>, key: &Key, stamp: u64) -> Option<Arc<T>> {
         let map = map.read().ok()?;
         let e = map.get(key).filter(|e| e.stamp == stamp)?;
@@ -251,7 +261,7 @@ impl Cache {
         if !self.synced.load(Ordering::Acquire) {
             return;
         }
-        let max = if matches!(key, Key::Page { .. }) { self.max_pages } else { MAX_ENTRIES };
+        let max = self.bound(&key);
         if max == 0 {
             return;
         }
@@ -361,6 +371,41 @@ mod tests {
             assert_eq!(t.await.unwrap(), 7);
         }
         assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert!(c.loading.lock().unwrap().is_empty());
+    }
+
+    /// With no room for pages, readers of one page do not queue behind each other's loads: all
+    /// eight are in flight together. The clock is paused, so a wait that could never end (one
+    /// load at a time, each waiting for the others) reaches its time-out at once.
+    #[tokio::test(start_paused = true)]
+    async fn pages_that_are_not_kept_are_loaded_by_every_reader_at_once() {
+        let c = Arc::new(Cache::new(Mode::Local, 0));
+        let together = Arc::new(tokio::sync::Barrier::new(8));
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (c, together) = (c.clone(), together.clone());
+                tokio::spawn(async move {
+                    let key = Key::Page { list: "vpcs", account: 1, user: None, query: "p1".into() };
+                    let v: Arc<u64> = c
+                        .get_or_load(key, PAGE, || async move {
+                            together.wait().await;
+                            Ok(7)
+                        })
+                        .await
+                        .unwrap();
+                    *v
+                })
+            })
+            .collect();
+        let all = async {
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        };
+        let done = tokio::time::timeout(std::time::Duration::from_secs(60), all).await;
+        assert_eq!(done.expect("the readers waited for each other"), vec![7; 8]);
         assert!(c.loading.lock().unwrap().is_empty());
     }
 
