@@ -234,6 +234,16 @@ pub struct VpcInterface {
     pub active: bool,
 }
 
+/// A VPC interface as a subnet's record shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubnetMember {
+    pub id: i64,
+    pub instance_id: i64,
+    pub subnet_id: i64,
+    pub config_id: Option<i64>,
+    pub active: bool,
+}
+
 fn vpc_interface(r: &Row) -> Result<VpcInterface> {
     Ok(VpcInterface { interface: crate::interfaces::interface(r)?, active: r.bool("is_active")? })
 }
@@ -288,7 +298,7 @@ pub const VPC_PAGE_TABLES: &[&str] = &[
 pub struct VpcParts {
     pub vpc: VpcRow,
     pub subnets: Vec<SubnetRow>,
-    pub interfaces: Vec<VpcInterface>,
+    pub members: Vec<SubnetMember>,
 }
 
 impl Store {
@@ -300,8 +310,8 @@ impl Store {
                 let sql = format!("SELECT {VPC_COLS} FROM vpcs WHERE id = $1");
                 let Some(row) = query(sql).bind(id).fetch_optional(self.r()).await? else { return Ok(None) };
                 let vpc = vpc(&row)?;
-                let (subnets, interfaces) = self.subnets_with_interfaces(&[id]).await?;
-                Ok(Some(Arc::new(VpcParts { vpc, subnets, interfaces })))
+                let (subnets, members) = self.subnets_with_members(&[id]).await?;
+                Ok(Some(Arc::new(VpcParts { vpc, subnets, members })))
             })
             .await?;
         Ok(parts.as_ref().as_ref().filter(|p| p.vpc.account_id == account_id).cloned())
@@ -329,15 +339,21 @@ impl Store {
         Ok((rows.iter().map(vpc).collect::<Result<_>>()?, total))
     }
 
-    /// The subnets of some VPCs (in id order) with the VPC interfaces on them (in id order).
-    /// Two reads by key: in one join, PostgreSQL's estimate of the interfaces per subnet (skewed
-    /// by large subnets) made it hash every VPC interface of the database for a page of VPCs.
-    pub async fn subnets_with_interfaces(&self, vpc_ids: &[i64]) -> Result<(Vec<SubnetRow>, Vec<VpcInterface>)> {
-        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
-        let subnets = self.fetch_in(&select, "vpc_id", Keys::Ids(vpc_ids), "id", subnet).await?;
+    /// The subnets of some VPCs (in id order) with the VPC interfaces on them (in id order), as
+    /// a subnet's record shows them. Two reads by key: in one join, PostgreSQL's estimate of the
+    /// interfaces per subnet (skewed by large subnets) made it hash every VPC interface of the
+    /// database for a page of VPCs.
+    pub async fn subnets_with_members(&self, vpc_ids: &[i64]) -> Result<(Vec<SubnetRow>, Vec<SubnetMember>)> {
+        let subnets = self.subnets_of_vpcs(vpc_ids).await?;
         let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
-        let interfaces = self.interfaces_on_subnets(&ids).await?;
-        Ok((subnets, interfaces))
+        let members = self.subnet_members(&ids).await?;
+        Ok((subnets, members))
+    }
+
+    /// The subnets of some VPCs, in id order.
+    pub async fn subnets_of_vpcs(&self, vpc_ids: &[i64]) -> Result<Vec<SubnetRow>> {
+        let select = format!("SELECT {SUBNET_COLS} FROM vpc_subnets");
+        self.fetch_in(&select, "vpc_id", Keys::Ids(vpc_ids), "id", subnet).await
     }
 
     /// Some subnets by id, in id order.
@@ -353,17 +369,31 @@ impl Store {
         row.as_ref().map(subnet).transpose()
     }
 
-    /// The VPC interfaces on some subnets, in id order, with whether each is active.
-    pub async fn interfaces_on_subnets(&self, subnet_ids: &[i64]) -> Result<Vec<VpcInterface>> {
+    /// The VPC interfaces on some subnets, in id order, as a subnet's record shows them: five
+    /// columns of the interfaces alone (`active` is kept on the interface, migration 62), through
+    /// the index on the subnet.
+    pub async fn subnet_members(&self, subnet_ids: &[i64]) -> Result<Vec<SubnetMember>> {
         if subnet_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(VPC_IP_SELECT);
-        sql.push(" WHERE f.purpose = 'vpc' AND f.subnet_id IN ");
+        let mut sql = Sql::new(
+            "SELECT id, instance_id, subnet_id, config_id, active FROM instance_interfaces \
+             WHERE purpose = 'vpc' AND subnet_id IN ",
+        );
         push_ids(&mut sql, subnet_ids);
-        sql.push(" ORDER BY f.id");
+        sql.push(" ORDER BY id");
         let rows = sql.query().fetch_all(self.r()).await?;
-        rows.iter().map(vpc_interface).collect()
+        rows.iter()
+            .map(|r| {
+                Ok(SubnetMember {
+                    id: r.i64("id")?,
+                    instance_id: r.i64("instance_id")?,
+                    subnet_id: r.i64("subnet_id")?,
+                    config_id: r.opt_i64("config_id")?,
+                    active: r.bool("active")?,
+                })
+            })
+            .collect()
     }
 
     /// One page of the VPC interfaces of an account (of one VPC when given; only on VPCs

@@ -41,15 +41,15 @@ impl App {
     /// What the records of these subnets are built from, read by key.
     async fn subnets_world(&self, subnets: Vec<SubnetRow>) -> Result<VpcWorld> {
         let ids: Vec<i64> = subnets.iter().map(|s| s.id).collect();
-        let interfaces = self.store.interfaces_on_subnets(&ids).await?;
-        Ok(VpcWorld::of_subnets(subnets, interfaces))
+        let members = self.store.subnet_members(&ids).await?;
+        Ok(VpcWorld::of_members(subnets, members))
     }
 
     /// The records of some VPCs: their subnets and the interfaces on them, read by key.
     async fn vpc_views(&self, vpcs: &[VpcRow]) -> Result<Vec<Vpc>> {
         let ids: Vec<i64> = vpcs.iter().map(|v| v.id).collect();
-        let (subnets, interfaces) = self.store.subnets_with_interfaces(&ids).await?;
-        let world = VpcWorld::of_subnets(subnets, interfaces);
+        let (subnets, members) = self.store.subnets_with_members(&ids).await?;
+        let world = VpcWorld::of_members(subnets, members);
         Ok(vpcs.iter().map(|v| world.vpc(v)).collect())
     }
 
@@ -92,7 +92,7 @@ impl App {
 
     pub async fn vpc_get(&self, actor: &Actor, id: i64) -> Result<Vpc> {
         let parts = self.lookup_for::<Arc<VpcParts>>(actor, Op::VpcGet, id).await?;
-        let world = VpcWorld::of_subnets(parts.subnets.clone(), parts.interfaces.clone());
+        let world = VpcWorld::of_members(parts.subnets.clone(), parts.members.clone());
         Ok(world.vpc(&parts.vpc))
     }
 
@@ -166,7 +166,7 @@ impl App {
                 })
             })
             .await?;
-        let world = VpcWorld::of_subnets(subnets, Vec::new());
+        let world = VpcWorld::of_members(subnets, Vec::new());
         Ok(world.vpc(&v))
     }
 
@@ -284,7 +284,7 @@ impl App {
                 })
             })
             .await?;
-        let world = VpcWorld::of_subnets(vec![row], Vec::new());
+        let world = VpcWorld::of_members(vec![row], Vec::new());
         Ok(world.subnet(&world.subnets[0]))
     }
 

@@ -153,10 +153,28 @@ async fn subnets_and_vpc_address_lists_show_the_interfaces_and_whether_they_are_
     let active = api.get_filtered("/vpcs/ips", r#"{"active": true}"#).await;
     assert_eq!(active.ok()["results"], 1);
     assert_eq!(active.body["data"][0]["vpc_id"], vid2);
+    same_subnet_everywhere(&api, vid, sid, false).await;
+    same_subnet_everywhere(&api, vid2, sid2, true).await;
     // Booting the first makes its interface active.
     api.post_empty(&format!("/compute/instances/{}/boot", id(&a))).await.ok();
     wait_status(&api, id(&a), "running").await;
     assert_eq!(api.get(&format!("/vpcs/{vid}/ips")).await.ok()["data"][0]["active"], true);
+    same_subnet_everywhere(&api, vid, sid, true).await;
+}
+
+/// A subnet is the same record in its VPC's record, in the VPC list, in the subnet list and on
+/// its own, with its one interface `active` as given.
+async fn same_subnet_everywhere(api: &Api, vid: i64, sid: i64, active: bool) {
+    let own = api.get(&format!("/vpcs/{vid}/subnets/{sid}")).await.ok().clone();
+    assert_eq!(own["instances"][0]["interfaces"][0]["active"], active, "{own}");
+    let in_vpc = api.get(&format!("/vpcs/{vid}")).await.ok()["subnets"].clone();
+    let listed = api.get("/vpcs").await.ok()["data"].clone();
+    let in_list = listed.as_array().unwrap().iter().find(|v| v["id"] == vid).unwrap()["subnets"].clone();
+    let subnets = api.get(&format!("/vpcs/{vid}/subnets")).await.ok()["data"].clone();
+    for (place, many) in [("the VPC", in_vpc), ("the VPC list", in_list), ("the subnet list", subnets)] {
+        let found = many.as_array().unwrap().iter().find(|s| s["id"] == sid).cloned();
+        assert_eq!(found.as_ref(), Some(&own), "subnet {sid} in {place}");
+    }
 }
 
 #[tokio::test]

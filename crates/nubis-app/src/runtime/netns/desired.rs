@@ -43,7 +43,7 @@ impl App {
         let interfaces = self.store.interfaces_of_instances(&ids).await?;
         let vpc_ids: Vec<i64> =
             interfaces.iter().filter_map(|f| f.vpc_id).collect::<BTreeSet<_>>().into_iter().collect();
-        let (subnets, _) = self.store.subnets_with_interfaces(&vpc_ids).await?;
+        let subnets = self.store.subnets_of_vpcs(&vpc_ids).await?;
         let mut vpc_nets: HashMap<i64, Vec<IpNet>> = HashMap::new();
         for s in &subnets {
             if let Ok(n) = s.ipv4.parse::<Ipv4Net>() {
