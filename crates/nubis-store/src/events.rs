@@ -423,7 +423,9 @@ impl Store {
         if let DeepStart::Past = start {
             return Ok((Vec::new(), total.max(0) as u64));
         }
-        let mut sql = Sql::new(SELECT);
+        let mut sql = Sql::default();
+        start.push_with(&mut sql);
+        sql.push(SELECT);
         let reach = match start {
             DeepStart::Led(_) => Reach::Led,
             _ if marks_first(filter) => Reach::Marks,
@@ -500,7 +502,9 @@ impl Store {
             if let DeepStart::Past = deep {
                 break;
             }
-            let mut sql = Sql::new(SELECT);
+            let mut sql = Sql::default();
+            deep.push_with(&mut sql);
+            sql.push(SELECT);
             scope_as(&mut sql, viewer, since, if let DeepStart::Led(_) = deep { Reach::Led } else { Reach::Index });
             deep.push_page(&mut sql, COLUMNS, &by_id, "e.id DESC", at, len)?;
             for r in sql.query().fetch_all(self.r()).await? {

@@ -212,7 +212,9 @@ impl Store {
         if let DeepStart::Past = start {
             return Ok((Vec::new(), total.max(0) as u64));
         }
-        let mut sql = Sql::new(&format!("SELECT {COLS} FROM logins"));
+        let mut sql = Sql::default();
+        start.push_with(&mut sql);
+        sql.push(&format!("SELECT {COLS} FROM logins"));
         scope_as(&mut sql, s, matches!(start, DeepStart::Led(_)));
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
         start.push_page(&mut sql, COLUMNS, filter, "id DESC", offset, page_size)?;

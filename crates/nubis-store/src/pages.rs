@@ -64,12 +64,40 @@ pub(crate) enum DeepStart<'a> {
     /// In id order (the list's own order, or an order by its id column): a block of ids, and
     /// the column the list's rows join on its id column, if any ([`joined_to`]).
     Block(Located, &'a str, bool, Option<&'a str>),
+    /// In id order on PostgreSQL: like [`DeepStart::Block`], the block found by `nubis_locate`
+    /// inside the page's own statement (one round trip instead of two), whose `WITH` names its
+    /// result `nubis_at` ([`DeepStart::push_with`]). Past the end its bounds are NULL: no rows.
+    Walk(Walk<'a>),
     /// In a field's order: a range of the order fences, from the field's column (and the list's
     /// id column).
     Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, std::borrow::Cow<'static, str>, &'a str),
 }
 
+/// Where [`DeepStart::Walk`] walks: the list, how deep, in which direction, and the columns its
+/// start bound goes on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Walk<'a> {
+    kind: &'a str,
+    scope_id: i64,
+    offset: i64,
+    desc: bool,
+    id_col: &'a str,
+    joined: Option<&'a str>,
+}
+
 impl DeepStart<'_> {
+    /// Opens a statement that starts with `WITH nubis_at AS (...)`, the block of ids a
+    /// [`DeepStart::Walk`] page starts at; nothing for any other start. Called before the
+    /// statement's `SELECT`.
+    pub fn push_with(&self, sql: &mut Sql) {
+        if let DeepStart::Walk(w) = self {
+            // MATERIALIZED: the function runs once, before the page, not once per reference.
+            sql.push("WITH nubis_at AS MATERIALIZED (SELECT first, last, skip FROM nubis_locate(");
+            sql.bind(Val::Str(w.kind.to_string())).push(", ").bind(Val::I64(w.scope_id));
+            sql.push(", ").bind(Val::I64(w.offset)).push(", ").bind(Val::Bool(w.desc)).push(")) ");
+        }
+    }
+
     /// Appends the start condition, ` ORDER BY ...` (the filter's order, else `order`) and the
     /// window of `page_size` rows from `offset`.
     pub fn push_page(
@@ -89,6 +117,15 @@ impl DeepStart<'_> {
                 }
                 push_order(sql, cols, filter, order)?;
                 at.push_window(sql, page_size);
+            }
+            DeepStart::Walk(w) => {
+                let bound = if w.desc { "<= (SELECT last" } else { ">= (SELECT first" };
+                for col in std::iter::once(w.id_col).chain(w.joined) {
+                    sql.push(&format!(" AND {col} {bound} FROM nubis_at)"));
+                }
+                push_order(sql, cols, filter, order)?;
+                sql.push(" LIMIT ").bind(Val::I64(page_size.min(i64::MAX as u64) as i64));
+                sql.push(" OFFSET (SELECT skip FROM nubis_at)");
             }
             DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr.as_ref(), id_col, page_size),
             DeepStart::Led(scope) => {
@@ -219,6 +256,7 @@ impl crate::Store {
         };
         let sort = counted.is_some_and(|n| n <= SORT_AT);
         let mut sql = Sql::default();
+        start.push_with(&mut sql);
         // A filtered page, or a page of the whole list in an order no index serves (sorted): its
         // keys from the first table alone, then its rows by key (see own_table).
         let sorted = filter.order_by.is_some() && !l.serves(filter);
@@ -317,10 +355,12 @@ impl crate::Store {
     /// Where a page at `offset` (at least [`LOCATE_FROM`]) of the whole list `kind` of
     /// `rows` starts: in its own order (`order`: its id column, `... DESC` newest first) or
     /// an order by its id column, at a block of ids; in another field's order, at a range of that
-    /// order's fences, or by skipping where it has none.
+    /// order's fences, or by skipping where it has none. On PostgreSQL a block of ids is found by
+    /// the page's own statement ([`DeepStart::Walk`]): the caller opens it with
+    /// [`DeepStart::push_with`].
     pub(crate) async fn deep_start<'a>(
         &self,
-        kind: &str,
+        kind: &'a str,
         rows: Rows<'a>,
         offset: u64,
         cols: &'a [Column],
@@ -337,6 +377,11 @@ impl crate::Store {
             Some(Some(c)) => (Some(c).filter(|c| c.expr != id_col), filter.order == Order::Desc),
         };
         let Some(col) = col else {
+            if self.backend() == Backend::Postgres {
+                let offset = offset.min(i64::MAX as u64) as i64;
+                let joined = joined_to(rows.from, id_col);
+                return Ok(DeepStart::Walk(Walk { kind, scope_id, offset, desc, id_col, joined }));
+            }
             return Ok(match self.locate(kind, scope_id, offset, desc).await? {
                 Some(at) => DeepStart::Block(at, id_col, desc, joined_to(rows.from, id_col)),
                 None => DeepStart::Past,
