@@ -40,6 +40,16 @@ pub(crate) struct FenceAt {
     pub skip: i64,
 }
 
+/// What one try of `locate_ordered` found: past the end, or where the row is and whether the
+/// range's count was the same when its keys were read.
+enum Located {
+    Past,
+    At(FenceAt, bool),
+}
+
+/// Reads of a deep page's range before the last one read is taken (see `locate_ordered`).
+const LOCATE_TRIES: u32 = 4;
+
 /// The rows of a whole list, for reading its keys alone: `FROM <table> <alias>`, the scope
 /// column the kept counts count it by and the conditions every row of the list meets
 /// (`AND ...`, as [`crate::sql::Listing::and`]).
@@ -193,7 +203,12 @@ impl Store {
     /// of `scope_id` is, in the field's order (descending when `desc`); `None` past the end.
     ///
     /// The ranges' counts are read in the order of their fence numbers, which is the keys'
-    /// (one index range, summed here), then the keys of the range found and of the next.
+    /// (one index range, summed here), then the keys of the range found and of the next, with
+    /// that range's count again. The two reads are two snapshots: when the fence keeper cut the
+    /// range in between (its count shrinks and new fences follow its key), the keys read would
+    /// bound a smaller range than the one counted and the page would skip from the wrong end, so
+    /// a changed count locates again (a write into the range changes it too: at most
+    /// [`LOCATE_TRIES`] reads, then the last is taken, as a concurrent write moves any page).
     pub(crate) async fn locate_ordered(
         &self,
         kind: &str,
@@ -201,6 +216,20 @@ impl Store {
         offset: u64,
         desc: bool,
     ) -> Result<Option<FenceAt>> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.locate_ordered_once(kind, scope_id, offset, desc).await? {
+                Located::Past => return Ok(None),
+                Located::At(at, same) if same || tries >= LOCATE_TRIES => return Ok(Some(at)),
+                Located::At(..) => continue,
+            }
+        }
+    }
+
+    /// One try of [`Store::locate_ordered`]: where the row is, and whether the range's count was
+    /// the same when its keys were read.
+    async fn locate_ordered_once(&self, kind: &str, scope_id: i64, offset: u64, desc: bool) -> Result<Located> {
         // On SQLite each range has one shard: its rows are read as they are, which spares the
         // grouping (a third of the read at 489 ranges); a range's shards, wherever they are more
         // than one, come one after another and are summed here.
@@ -218,7 +247,7 @@ impl Store {
         let total: i64 = counts.iter().map(|(_, n)| n).sum();
         let off = offset.min(i64::MAX as u64) as i64;
         if off >= total {
-            return Ok(None);
+            return Ok(Located::Past);
         }
         // The position of the row in ascending order, and the range that holds it.
         let p = if desc { total - 1 - off } else { off };
@@ -230,20 +259,25 @@ impl Store {
             }
             here
         }) else {
-            return Ok(None);
+            return Ok(Located::Past);
         };
+        // The range's count as the keys are read (summed over its shards; with no fence at or
+        // after it, nothing was cut after it either).
         let keys = query(
-            "SELECT fence, k_int, k_text, k_id FROM order_fences WHERE kind = $1 AND scope_id = $2 AND fence >= $3 \
-             ORDER BY fence LIMIT 2",
+            "SELECT fence, k_int, k_text, k_id, (SELECT CAST(COALESCE(SUM(c.n), 0) AS BIGINT) FROM order_fence_counts c \
+             WHERE c.kind = $1 AND c.scope_id = $2 AND c.fence = $3) AS n_now FROM order_fences \
+             WHERE kind = $1 AND scope_id = $2 AND fence >= $3 ORDER BY fence LIMIT 2",
         )
         .bind(kind)
         .bind(scope_id)
         .bind(fence)
         .fetch_all(self.r())
         .await?;
+        let mut same = true;
         let mut lower = None;
         let mut upper = None;
         for r in &keys {
+            same &= r.i64("n_now")?.max(0) == n;
             let f = r.i64("fence")?;
             if f == fence {
                 lower = key(r, "k_int", "k_text", "k_id")?;
@@ -251,7 +285,8 @@ impl Store {
                 upper = key(r, "k_int", "k_text", "k_id")?;
             }
         }
-        Ok(Some(FenceAt { lower, upper, desc, skip: if desc { before + n - 1 - p } else { p - before } }))
+        let skip = if desc { before + n - 1 - p } else { p - before };
+        Ok(Located::At(FenceAt { lower, upper, desc, skip }, same))
     }
 
     /// The ranges due to be cut or dropped. A range's count is spread over at most 8 shards
