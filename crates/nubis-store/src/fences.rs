@@ -40,13 +40,6 @@ pub(crate) struct FenceAt {
     pub skip: i64,
 }
 
-/// What one try of `locate_ordered` found: past the end, or where the row is and whether the
-/// range's count was the same when its keys were read.
-enum Located {
-    Past,
-    At(FenceAt, bool),
-}
-
 /// Reads of a deep page's range before the last one read is taken (see `locate_ordered`).
 const LOCATE_TRIES: u32 = 4;
 
@@ -220,16 +213,22 @@ impl Store {
         loop {
             tries += 1;
             match self.locate_ordered_once(kind, scope_id, offset, desc).await? {
-                Located::Past => return Ok(None),
-                Located::At(at, same) if same || tries >= LOCATE_TRIES => return Ok(Some(at)),
-                Located::At(..) => continue,
+                None => return Ok(None),
+                Some((at, same)) if same || tries >= LOCATE_TRIES => return Ok(Some(at)),
+                Some(_) => continue,
             }
         }
     }
 
-    /// One try of [`Store::locate_ordered`]: where the row is, and whether the range's count was
-    /// the same when its keys were read.
-    async fn locate_ordered_once(&self, kind: &str, scope_id: i64, offset: u64, desc: bool) -> Result<Located> {
+    /// One try of [`Store::locate_ordered`]: where the row is (`None` past the end), and whether
+    /// the range's count was the same when its keys were read.
+    async fn locate_ordered_once(
+        &self,
+        kind: &str,
+        scope_id: i64,
+        offset: u64,
+        desc: bool,
+    ) -> Result<Option<(FenceAt, bool)>> {
         // On SQLite each range has one shard: its rows are read as they are, which spares the
         // grouping (a third of the read at 489 ranges); a range's shards, wherever they are more
         // than one, come one after another and are summed here.
@@ -247,7 +246,7 @@ impl Store {
         let total: i64 = counts.iter().map(|(_, n)| n).sum();
         let off = offset.min(i64::MAX as u64) as i64;
         if off >= total {
-            return Ok(Located::Past);
+            return Ok(None);
         }
         // The position of the row in ascending order, and the range that holds it.
         let p = if desc { total - 1 - off } else { off };
@@ -259,7 +258,7 @@ impl Store {
             }
             here
         }) else {
-            return Ok(Located::Past);
+            return Ok(None);
         };
         // The range's count as the keys are read (summed over its shards; with no fence at or
         // after it, nothing was cut after it either).
@@ -286,7 +285,7 @@ impl Store {
             }
         }
         let skip = if desc { before + n - 1 - p } else { p - before };
-        Ok(Located::At(FenceAt { lower, upper, desc, skip }, same))
+        Ok(Some((FenceAt { lower, upper, desc, skip }, same)))
     }
 
     /// The ranges due to be cut or dropped. A range's count is spread over at most 8 shards
