@@ -424,7 +424,7 @@ impl Store {
             return Ok((Vec::new(), total.max(0) as u64));
         }
         let mut sql = Sql::default();
-        start.push_with(&mut sql);
+        start.push_with(&mut sql, page_size);
         sql.push(SELECT);
         let reach = match start {
             DeepStart::Led(_) => Reach::Led,
@@ -503,7 +503,7 @@ impl Store {
                 break;
             }
             let mut sql = Sql::default();
-            deep.push_with(&mut sql);
+            deep.push_with(&mut sql, len);
             sql.push(SELECT);
             scope_as(&mut sql, viewer, since, if let DeepStart::Led(_) = deep { Reach::Led } else { Reach::Index });
             deep.push_page(&mut sql, COLUMNS, &by_id, "e.id DESC", at, len)?;

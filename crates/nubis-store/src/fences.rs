@@ -65,6 +65,19 @@ impl Rows<'_> {
         let own = |c: &str| c.strip_prefix(alias).is_some_and(|rest| rest.starts_with('.'));
         if only_of(self.and, alias) && own(self.scope) && own(expr) && own(id_col) { first } else { self.from }
     }
+
+    /// Opens the PostgreSQL condition that takes a page's rows by the ids its keys give:
+    /// ` AND id = ANY (ARRAY(SELECT id FROM .. WHERE scope = .. AND ..`, for the caller to bound,
+    /// order, window and close with `))`.
+    fn push_ids_of_keys(&self, sql: &mut Sql, expr: &str, id_col: &str) {
+        sql.push(&format!(
+            " AND {id_col} = ANY (ARRAY(SELECT {id_col} {} WHERE {} = ",
+            self.keys_from(expr, id_col),
+            self.scope
+        ))
+        .bind(Val::I64(self.scope_id));
+        sql.push(self.and);
+    }
 }
 
 /// Whether every qualified name in the SQL condition `cond` is a column of `alias` (`f.x`, never
@@ -120,13 +133,7 @@ impl FenceAt {
             // statement that reads whole rows let PostgreSQL merge-join a joined list's tables
             // from their start and sort (13.7 ms a page of an instance's 10,000 balancers by
             // label; 0.9 ms this way).
-            sql.push(&format!(
-                " AND {id_col} = ANY (ARRAY(SELECT {id_col} {} WHERE {} = ",
-                rows.keys_from(expr, id_col),
-                rows.scope
-            ))
-            .bind(Val::I64(rows.scope_id));
-            sql.push(rows.and);
+            rows.push_ids_of_keys(sql, expr, id_col);
             if let Some((value, id)) = bound {
                 sql.push(&format!(" AND ({expr}, {id_col}) {id_op} (")).bind(value.clone());
                 sql.push(", ").bind(Val::I64(*id)).push(")");
@@ -158,6 +165,53 @@ impl FenceAt {
         push_window(sql, self.skip.max(0) as u64, n as u64);
         sql.push(")");
         sql.push(&format!(" ORDER BY +{expr} {dir}, {id_col} {dir} LIMIT ")).bind(Val::I64(n));
+    }
+}
+
+/// A deep page in a field's order on PostgreSQL whose range the page's own statement finds:
+/// `nubis_locate_fenced` (migration 76) walks the order's range counts and reads the range's key
+/// in the statement's snapshot, one round trip instead of three and no count handed to nubis
+/// ([`FenceWalk::push_with`]). The page is read ascending from the range's key (below the first
+/// fence, from the least key), `skip` rows in and `len` rows long, and sorted in its order: a
+/// descending page is the ascending run that ends at its first row, so the page needs no upper
+/// key. Past the end the key is NULL and the page has no rows.
+#[derive(Debug, Clone)]
+pub(crate) struct FenceWalk<'a> {
+    /// The order (`<list kind>.<field>`), as `order_fence_kinds` names it.
+    pub kind: String,
+    /// Whether the order's keys are integers (`k_int`), else text (`k_text`).
+    pub int: bool,
+    pub offset: i64,
+    pub desc: bool,
+    pub rows: Rows<'a>,
+    pub expr: std::borrow::Cow<'static, str>,
+    pub id_col: &'a str,
+}
+
+impl FenceWalk<'_> {
+    /// Opens the statement with `WITH nubis_fat AS (...)`: where the page of `n` rows starts.
+    pub fn push_with(&self, sql: &mut Sql, n: u64) {
+        // MATERIALIZED: the function runs once, before the page, not once per reference.
+        sql.push("WITH nubis_fat AS MATERIALIZED (SELECT k_int, k_text, k_id, skip, len FROM nubis_locate_fenced(");
+        sql.bind(Val::Str(self.kind.clone())).push(", ").bind(Val::I64(self.rows.scope_id));
+        sql.push(", ").bind(Val::I64(self.offset)).push(", ").bind(Val::Bool(self.desc));
+        sql.push(", ").bind(Val::I64(n.min(i64::MAX as u64) as i64)).push(")) ");
+    }
+
+    /// Appends the condition that picks the page's rows by their ids, read ascending from the
+    /// range's key in the index on (scope, field, id) (see [`FenceAt::push_page`]), then the
+    /// page's order and ` LIMIT n`.
+    pub fn push_page(&self, sql: &mut Sql, n: u64) {
+        let (expr, id_col, rows) = (self.expr.as_ref(), self.id_col, &self.rows);
+        let key = if self.int { "k_int" } else { "k_text" };
+        rows.push_ids_of_keys(sql, expr, id_col);
+        sql.push(&format!(
+            " AND ({expr}, {id_col}) >= ((SELECT {key} FROM nubis_fat), (SELECT k_id FROM nubis_fat)) \
+             ORDER BY {expr}, {id_col} LIMIT (SELECT len FROM nubis_fat) OFFSET (SELECT skip FROM nubis_fat)))"
+        ));
+        let dir = if self.desc { "DESC" } else { "ASC" };
+        sql.push(&format!(" ORDER BY {expr} {dir}, {id_col} {dir} LIMIT "))
+            .bind(Val::I64(n.min(i64::MAX as u64) as i64));
     }
 }
 

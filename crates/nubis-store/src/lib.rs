@@ -119,6 +119,9 @@ struct Inner {
     closing: Arc<tokio::sync::Notify>,
     /// Set by [`Store::close`]: the database is unavailable for good, not for a moment.
     closed: std::sync::atomic::AtomicBool,
+    /// The orders that have fences (`order_fence_kinds`, written by the migrations), with
+    /// whether their keys are integers; read once after migrating, on PostgreSQL.
+    fenced: std::sync::OnceLock<std::collections::HashMap<String, bool>>,
 }
 
 impl Drop for Inner {
@@ -174,6 +177,7 @@ impl Store {
                     cache: Cache::new(Mode::Shared, opts.cached_pages),
                     closing: Default::default(),
                     closed: Default::default(),
+                    fenced: Default::default(),
                 }),
             }
         } else if let Some(rest) = url.strip_prefix("sqlite:") {
@@ -191,12 +195,19 @@ impl Store {
                     cache: Cache::new(Mode::Local, opts.cached_pages),
                     closing: Default::default(),
                     closed: Default::default(),
+                    fenced: Default::default(),
                 }),
             }
         } else {
             return Err(Error::internal(format!("unsupported database URL scheme in '{}'", redact(url))));
         };
         store.migrate().await?;
+        if store.backend() == Backend::Postgres {
+            let rows = db::query("SELECT kind, is_int FROM order_fence_kinds").fetch_all(store.r()).await?;
+            use db::RowExt;
+            let fenced = rows.iter().map(|r| Ok((r.str("kind")?, r.bool("is_int")?))).collect::<Result<_>>()?;
+            let _ = store.inner.fenced.set(fenced);
+        }
         store.watch_external_writes()?;
         store.listen_to_change_notices();
         Ok(store)
@@ -205,6 +216,12 @@ impl Store {
     /// Whether [`Store::close`] was called (work that waits for an unavailable database stops).
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether the order `kind` (`<list kind>.<field>`) has fences whose page the page's own
+    /// statement locates (PostgreSQL; `None` on SQLite), and whether its keys are integers.
+    pub(crate) fn fenced_order(&self, kind: &str) -> Option<bool> {
+        self.inner.fenced.get()?.get(kind).copied()
     }
 
     pub fn backend(&self) -> Backend {

@@ -213,7 +213,7 @@ impl Store {
             return Ok((Vec::new(), total.max(0) as u64));
         }
         let mut sql = Sql::default();
-        start.push_with(&mut sql);
+        start.push_with(&mut sql, page_size);
         sql.push(&format!("SELECT {COLS} FROM logins"));
         scope_as(&mut sql, s, matches!(start, DeepStart::Led(_)));
         push_filter(&mut sql, self.backend(), COLUMNS, filter)?;

@@ -90,6 +90,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(73, "instance_view_addresses", "0073_instance_view_addresses.sql"),
     migration!(74, "kept_counts_clustered", "0074_kept_counts_clustered.sql"),
     migration!(75, "node_status_counts", "0075_node_status_counts.sql"),
+    migration!(76, "locate_fenced", "0076_locate_fenced.sql"),
 ];
 
 impl Store {

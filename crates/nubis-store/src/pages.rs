@@ -7,7 +7,7 @@ use nubis_model::Result;
 use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 
 use crate::Backend;
-use crate::fences::Rows;
+use crate::fences::{FenceWalk, Rows};
 use crate::sql::{
     Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_order_led,
     push_scope, push_scope_led, push_sorted_order, push_unscoped, push_window,
@@ -71,6 +71,10 @@ pub(crate) enum DeepStart<'a> {
     /// In a field's order: a range of the order fences, from the field's column (and the list's
     /// id column).
     Fence(crate::fences::FenceAt, crate::fences::Rows<'a>, std::borrow::Cow<'static, str>, &'a str),
+    /// In a field's order on PostgreSQL: like [`DeepStart::Fence`], the range found by
+    /// `nubis_locate_fenced` inside the page's own statement, whose `WITH` names its result
+    /// `nubis_fat` ([`DeepStart::push_with`]).
+    FenceWalk(crate::fences::FenceWalk<'a>),
 }
 
 /// Where [`DeepStart::Walk`] walks: the list, how deep, in which direction, and the columns its
@@ -87,14 +91,19 @@ pub(crate) struct Walk<'a> {
 
 impl DeepStart<'_> {
     /// Opens a statement that starts with `WITH nubis_at AS (...)`, the block of ids a
-    /// [`DeepStart::Walk`] page starts at; nothing for any other start. Called before the
-    /// statement's `SELECT`.
-    pub fn push_with(&self, sql: &mut Sql) {
-        if let DeepStart::Walk(w) = self {
-            // MATERIALIZED: the function runs once, before the page, not once per reference.
-            sql.push("WITH nubis_at AS MATERIALIZED (SELECT first, last, skip FROM nubis_locate(");
-            sql.bind(Val::Str(w.kind.to_string())).push(", ").bind(Val::I64(w.scope_id));
-            sql.push(", ").bind(Val::I64(w.offset)).push(", ").bind(Val::Bool(w.desc)).push(")) ");
+    /// [`DeepStart::Walk`] page starts at, or `WITH nubis_fat AS (...)`, the range a
+    /// [`DeepStart::FenceWalk`] page of `page_size` rows starts in; nothing for any other start.
+    /// Called before the statement's `SELECT`.
+    pub fn push_with(&self, sql: &mut Sql, page_size: u64) {
+        match self {
+            DeepStart::Walk(w) => {
+                // MATERIALIZED: the function runs once, before the page, not once per reference.
+                sql.push("WITH nubis_at AS MATERIALIZED (SELECT first, last, skip FROM nubis_locate(");
+                sql.bind(Val::Str(w.kind.to_string())).push(", ").bind(Val::I64(w.scope_id));
+                sql.push(", ").bind(Val::I64(w.offset)).push(", ").bind(Val::Bool(w.desc)).push(")) ");
+            }
+            DeepStart::FenceWalk(w) => w.push_with(sql, page_size),
+            _ => {}
         }
     }
 
@@ -128,6 +137,7 @@ impl DeepStart<'_> {
                 sql.push(" OFFSET (SELECT skip FROM nubis_at)");
             }
             DeepStart::Fence(at, rows, expr, id_col) => at.push_page(sql, rows, expr.as_ref(), id_col, page_size),
+            DeepStart::FenceWalk(w) => w.push_page(sql, page_size),
             DeepStart::Led(scope) => {
                 push_order_led(sql, cols, filter, order, scope)?;
                 push_window(sql, offset, page_size);
@@ -256,7 +266,7 @@ impl crate::Store {
         };
         let sort = counted.is_some_and(|n| n <= SORT_AT);
         let mut sql = Sql::default();
-        start.push_with(&mut sql);
+        start.push_with(&mut sql, page_size);
         // A filtered page, or a page of the whole list in an order no index serves (sorted): its
         // keys from the first table alone, then its rows by key (see own_table).
         let sorted = filter.order_by.is_some() && !l.serves(filter);
@@ -317,7 +327,7 @@ impl crate::Store {
             // again here would offer a plan made for unknown values the scope's index to walk
             // and check each row against the ids (18 ms a page of a config's 10,000 nodes by
             // label on PostgreSQL; 0.5 ms read by the ids' primary key).
-            DeepStart::Fence(..) => push_unscoped(&mut sql, l, v),
+            DeepStart::Fence(..) | DeepStart::FenceWalk(..) => push_unscoped(&mut sql, l, v),
             _ => push_scope(&mut sql, l, v),
         }
         push_filter(&mut sql, self.backend(), l.cols, filter)?;
@@ -355,9 +365,9 @@ impl crate::Store {
     /// Where a page at `offset` (at least [`LOCATE_FROM`]) of the whole list `kind` of
     /// `rows` starts: in its own order (`order`: its id column, `... DESC` newest first) or
     /// an order by its id column, at a block of ids; in another field's order, at a range of that
-    /// order's fences, or by skipping where it has none. On PostgreSQL a block of ids is found by
-    /// the page's own statement ([`DeepStart::Walk`]): the caller opens it with
-    /// [`DeepStart::push_with`].
+    /// order's fences, or by skipping where it has none. On PostgreSQL a block of ids, or a range
+    /// of an order that has fences, is found by the page's own statement ([`DeepStart::Walk`],
+    /// [`DeepStart::FenceWalk`]): the caller opens it with [`DeepStart::push_with`].
     pub(crate) async fn deep_start<'a>(
         &self,
         kind: &'a str,
@@ -387,7 +397,13 @@ impl crate::Store {
                 None => DeepStart::Past,
             });
         };
-        match self.locate_ordered(&format!("{kind}.{}", col.path), scope_id, offset, desc).await? {
+        let order = format!("{kind}.{}", col.path);
+        if let Some(int) = self.fenced_order(&order) {
+            let offset = offset.min(i64::MAX as u64) as i64;
+            let expr = col.order_expr();
+            return Ok(DeepStart::FenceWalk(FenceWalk { kind: order, int, offset, desc, rows, expr, id_col }));
+        }
+        match self.locate_ordered(&order, scope_id, offset, desc).await? {
             Some(at) => Ok(DeepStart::Fence(at, rows, col.order_expr(), id_col)),
             None if offset >= self.kept_count(scope_id, kind).await?.max(0) as u64 => Ok(DeepStart::Past),
             // No fences for this order.
