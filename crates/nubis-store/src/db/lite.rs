@@ -274,11 +274,21 @@ fn value_order(stmt: &rusqlite::Statement<'_>, sql: &str) -> std::rc::Rc<[usize]
 }
 
 pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    fetch_until(c, q, &mut |r| {
+        out.push(r);
+        Ok(false)
+    })?;
+    Ok(out)
+}
+
+/// Hands the statement's rows to `each` in order until it returns `true`: SQLite reads no
+/// further row.
+pub(crate) fn fetch_until(c: &Connection, q: &Query, each: &mut dyn FnMut(Row) -> Result<bool>) -> Result<()> {
     let mut stmt = prepare(c, q)?;
     let cols: std::sync::Arc<[String]> = stmt.column_names().map(|s| s.to_string()).collect();
     let n = cols.len();
     let mut rows = stmt.raw_query();
-    let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(map_err)? {
         let mut vals = Vec::with_capacity(n);
         for i in 0..n {
@@ -290,9 +300,11 @@ pub(crate) fn fetch(c: &Connection, q: &Query) -> Result<Vec<Row>> {
                 ValueRef::Blob(b) => Val::Str(String::from_utf8_lossy(b).into_owned()),
             });
         }
-        out.push(Row { cols: cols.clone(), vals });
+        if each(Row { cols: cols.clone(), vals })? {
+            break;
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Column text as a `String` (invalid UTF-8, which nubis never writes, is replaced).

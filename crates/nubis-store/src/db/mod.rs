@@ -291,6 +291,23 @@ impl Query {
         }
     }
 
+    /// Hands the rows to `each` in order until it returns `true` (that row is the last one
+    /// needed): SQLite reads no further; PostgreSQL has sent them all.
+    pub async fn fetch_until(self, h: Handle<'_>, mut each: impl FnMut(Row) -> Result<bool>) -> Result<()> {
+        match h {
+            Handle::LiteRead(l) => l.read(|c| lite::fetch_until(c, &self, &mut each)),
+            Handle::LiteWrite(l) => l.write(|c| lite::fetch_until(c, &self, &mut each)),
+            h => {
+                for r in self.fetch_all(h).await? {
+                    if each(r)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     pub async fn fetch_optional(self, h: Handle<'_>) -> Result<Option<Row>> {
         Ok(self.fetch_all(h).await?.into_iter().next())
     }
