@@ -191,11 +191,7 @@ pub(crate) struct FenceWalk<'a> {
 impl FenceWalk<'_> {
     /// Opens the statement with `WITH nubis_fat AS (...)`: where the page of `n` rows starts.
     pub fn push_with(&self, sql: &mut Sql, n: u64) {
-        // MATERIALIZED: the function runs once, before the page, not once per reference.
-        sql.push("WITH nubis_fat AS MATERIALIZED (SELECT k_int, k_text, k_id, skip, len FROM nubis_locate_fenced(");
-        sql.bind(Val::Str(self.kind.clone())).push(", ").bind(Val::I64(self.rows.scope_id));
-        sql.push(", ").bind(Val::I64(self.offset)).push(", ").bind(Val::Bool(self.desc));
-        sql.push(", ").bind(Val::I64(n.min(i64::MAX as u64) as i64)).push(")) ");
+        push_fenced_with(sql, &self.kind, self.rows.scope_id, self.offset, self.desc, n);
     }
 
     /// Appends the condition that picks the page's rows by their ids, read ascending from the
@@ -203,16 +199,34 @@ impl FenceWalk<'_> {
     /// page's order and ` LIMIT n`.
     pub fn push_page(&self, sql: &mut Sql, n: u64) {
         let (expr, id_col, rows) = (self.expr.as_ref(), self.id_col, &self.rows);
-        let key = if self.int { "k_int" } else { "k_text" };
         rows.push_ids_of_keys(sql, expr, id_col);
         sql.push(&format!(
-            " AND ({expr}, {id_col}) >= ((SELECT {key} FROM nubis_fat), (SELECT k_id FROM nubis_fat)) \
-             ORDER BY {expr}, {id_col} LIMIT (SELECT len FROM nubis_fat) OFFSET (SELECT skip FROM nubis_fat)))"
+            " AND {} ORDER BY {expr}, {id_col} LIMIT (SELECT len FROM nubis_fat) OFFSET (SELECT skip FROM nubis_fat)))",
+            fenced_from(expr, id_col, self.int)
         ));
         let dir = if self.desc { "DESC" } else { "ASC" };
         sql.push(&format!(" ORDER BY {expr} {dir}, {id_col} {dir} LIMIT "))
             .bind(Val::I64(n.min(i64::MAX as u64) as i64));
     }
+}
+
+/// Opens a PostgreSQL statement with `WITH nubis_fat AS MATERIALIZED (...)`: where the page of
+/// `n` rows at `offset` of the order `kind` (descending when `desc`) of `scope_id` starts, as
+/// `nubis_locate_fenced` finds it (see [`FenceWalk`]).
+pub(crate) fn push_fenced_with(sql: &mut Sql, kind: &str, scope_id: i64, offset: i64, desc: bool, n: u64) {
+    // MATERIALIZED: the function runs once, before the page, not once per reference.
+    sql.push("WITH nubis_fat AS MATERIALIZED (SELECT k_int, k_text, k_id, skip, len FROM nubis_locate_fenced(");
+    sql.bind(Val::Str(kind.to_string())).push(", ").bind(Val::I64(scope_id));
+    sql.push(", ").bind(Val::I64(offset)).push(", ").bind(Val::Bool(desc));
+    sql.push(", ").bind(Val::I64(n.min(i64::MAX as u64) as i64)).push(")) ");
+}
+
+/// The condition that starts the ascending run of a page [`push_fenced_with`] located at its
+/// range's key: `(expr, id_col) >= key`, the key an integer when `int`. Past the end the key is
+/// NULL and no row meets it.
+pub(crate) fn fenced_from(expr: &str, id_col: &str, int: bool) -> String {
+    let key = if int { "k_int" } else { "k_text" };
+    format!("({expr}, {id_col}) >= ((SELECT {key} FROM nubis_fat), (SELECT k_id FROM nubis_fat))")
 }
 
 /// The key of a fence (its value and id), when the row has one.
@@ -248,6 +262,8 @@ pub struct FenceDue {
 impl Store {
     /// Where the row at `offset` of the list `kind` (a list kind and a field: `instances.label`)
     /// of `scope_id` is, in the field's order (descending when `desc`); `None` past the end.
+    /// SQLite's way; on PostgreSQL the page's own statement locates an order `order_fence_kinds`
+    /// names ([`FenceWalk`], [`push_fenced_with`]).
     ///
     /// The ranges' counts are read in the order of their fence numbers, which is the keys'
     /// (one index range, summed here), then the keys of the range found and of the next, with

@@ -6,7 +6,7 @@ use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use serde_json::{Value, json};
 
 use crate::Store;
-use crate::fences::Rows;
+use crate::fences::{FenceWalk, Rows};
 use crate::ips::IpRow;
 use crate::pages::LOCATE_FROM;
 use crate::ranges::RangeRow;
@@ -555,29 +555,44 @@ impl Store {
         let dir = if desc { "DESC" } else { "ASC" };
         let start = offset.saturating_sub(ranges);
         let n = page_size.saturating_add(ranges);
-        let located = if start >= LOCATE_FROM && start < ips {
-            self.locate_ordered(&format!("public_ips.{}", field.path), account_id, start, desc).await?
-        } else {
-            None
+        let rows = Rows {
+            from: "FROM ip_addresses a",
+            scope: "a.account_id",
+            and: " AND a.public",
+            scope_id: account_id,
+            backend: self.backend(),
         };
-        let mut sql = Sql::new(&format!(
+        let kind = format!("public_ips.{}", field.path);
+        let deep = start >= LOCATE_FROM && start < ips;
+        // On PostgreSQL the window's own statement finds its range (`nubis_locate_fenced`);
+        // SQLite locates it first.
+        let walk = self.fenced_order(&kind).filter(|_| deep).map(|int| FenceWalk {
+            kind: kind.clone(),
+            int,
+            offset: start.min(i64::MAX as u64) as i64,
+            desc,
+            rows,
+            expr: field.address.into(),
+            id_col: "a.id",
+        });
+        let located = match &walk {
+            None if deep => self.locate_ordered(&kind, account_id, start, desc).await?,
+            _ => None,
+        };
+        let mut sql = Sql::new("");
+        if let Some(w) = &walk {
+            w.push_with(&mut sql, n);
+        }
+        sql.push(&format!(
             "SELECT x.src, x.id FROM (SELECT * FROM (SELECT 0 AS src, a.id, {} AS k FROM ip_addresses a \
              WHERE a.account_id = ",
             field.address
         ));
         sql.bind(Val::I64(account_id)).push(" AND a.public");
-        match located {
-            Some(at) => {
-                let rows = Rows {
-                    from: "FROM ip_addresses a",
-                    scope: "a.account_id",
-                    and: " AND a.public",
-                    scope_id: account_id,
-                    backend: self.backend(),
-                };
-                at.push_page(&mut sql, &rows, field.address, "a.id", n);
-            }
-            None => {
+        match (&walk, located) {
+            (Some(w), _) => w.push_page(&mut sql, n),
+            (None, Some(at)) => at.push_page(&mut sql, &rows, field.address, "a.id", n),
+            (None, None) => {
                 sql.push(&format!(" ORDER BY {} {dir}, a.id {dir}", field.address));
                 push_window(&mut sql, start, n);
             }

@@ -203,28 +203,63 @@ fn on(table: &str, order: &str) -> String {
     order.split(", ").map(|t| format!("{table}.{t}")).collect::<Vec<_>>().join(", ")
 }
 
-/// A page of `size` rows after `skip`, from parts each read in `order` ([`merged_order`]) up to
-/// the page's end and merged: `part` writes the `i`th part's `SELECT ... WHERE ...` (`t` the
-/// transfers).
+/// Where a page of the merged list is in the merge of its parts.
+enum Window<'a> {
+    /// `size` rows after `skip`, each part read in the page's order.
+    Rows { skip: i64, size: i64 },
+    /// On PostgreSQL, the page of `size` rows at `offset` of the order `kind` (a field's,
+    /// [`TRANSFER_INDEXED`]; its keys integers when `int`) in `scope_id`, located by the page's
+    /// own statement (`nubis_locate_fenced`): each part is read ascending from the range's key,
+    /// and the run the function names is taken from their merge, then sorted in the page's
+    /// order.
+    Walked { kind: String, int: bool, field: &'a str, scope_id: i64, offset: i64, desc: bool, size: i64 },
+}
+
+/// A page from parts each read in `order` ([`merged_order`]) up to the page's end and merged, as
+/// `window` says: `part` writes the `i`th part's `SELECT ... WHERE ...` (`t` the transfers).
 fn merged(
     parts: usize,
     order: &str,
-    skip: i64,
-    size: i64,
+    window: &Window<'_>,
     mut part: impl FnMut(&mut Sql, usize) -> Result<()>,
 ) -> Result<Sql> {
-    let mut sql = Sql::new("SELECT * FROM (");
+    let mut sql = Sql::new("");
+    let run = match window {
+        Window::Rows { .. } => order.to_string(),
+        Window::Walked { kind, field, scope_id, offset, desc, size, .. } => {
+            crate::fences::push_fenced_with(&mut sql, kind, *scope_id, *offset, *desc, *size as u64);
+            sql.push("SELECT * FROM (");
+            format!("{field}, id")
+        }
+    };
+    sql.push("SELECT * FROM (");
     for i in 0..parts {
         if i > 0 {
             sql.push(" UNION ALL ");
         }
         sql.push("SELECT * FROM (");
         part(&mut sql, i)?;
-        sql.push(&format!(" ORDER BY {} LIMIT ", on("t", order))).bind(Val::I64(skip.saturating_add(size)));
+        match window {
+            Window::Rows { skip, size } => {
+                sql.push(&format!(" ORDER BY {} LIMIT ", on("t", &run))).bind(Val::I64(skip.saturating_add(*size)));
+            }
+            Window::Walked { field, int, .. } => {
+                let from = crate::fences::fenced_from(&format!("t.{field}"), "t.id", *int);
+                sql.push(&format!(" AND {from} ORDER BY {} LIMIT (SELECT skip + len FROM nubis_fat)", on("t", &run)));
+            }
+        }
         sql.push(&format!(") part{i}"));
     }
-    sql.push(&format!(") x ORDER BY {} LIMIT ", on("x", order))).bind(Val::I64(size));
-    sql.push(" OFFSET ").bind(Val::I64(skip));
+    sql.push(&format!(") x ORDER BY {} LIMIT ", on("x", &run)));
+    match window {
+        Window::Rows { skip, size } => {
+            sql.bind(Val::I64(*size)).push(" OFFSET ").bind(Val::I64(*skip));
+        }
+        Window::Walked { .. } => {
+            sql.push("(SELECT len FROM nubis_fat) OFFSET (SELECT skip FROM nubis_fat)");
+            sql.push(&format!(") y ORDER BY {}", on("y", order)));
+        }
+    }
     Ok(sql)
 }
 
@@ -620,20 +655,25 @@ impl Store {
             let desc = by.is_none() || filter.order == Order::Desc;
             let mut block = None;
             let mut fence = None;
-            let skip = match (by, offset >= LOCATE_FROM) {
-                (_, false) => offset as i64,
+            let window = match (by, offset >= LOCATE_FROM) {
+                (_, false) => Window::Rows { skip: offset as i64, size },
                 (None, true) => match self.locate(TRANSFER_KIND, account_id, offset, true).await? {
-                    Some(at) => block.insert(at).skip,
+                    Some(at) => Window::Rows { skip: block.insert(at).skip, size },
                     None => return Ok((Vec::new(), kept.max(0) as u64)),
                 },
-                (Some(f), true) => {
-                    match self.locate_ordered(&format!("{TRANSFER_KIND}.{f}"), account_id, offset, desc).await? {
-                        Some(at) => fence.insert(at).skip,
-                        None => return Ok((Vec::new(), kept.max(0) as u64)),
+                (Some(field), true) => {
+                    let kind = format!("{TRANSFER_KIND}.{field}");
+                    if let Some(int) = self.fenced_order(&kind) {
+                        Window::Walked { kind, int, field, scope_id: account_id, offset: offset as i64, desc, size }
+                    } else {
+                        match self.locate_ordered(&kind, account_id, offset, desc).await? {
+                            Some(at) => Window::Rows { skip: fence.insert(at).skip, size },
+                            None => return Ok((Vec::new(), kept.max(0) as u64)),
+                        }
                     }
                 }
             };
-            let sql = merged(HALVES.len(), &order, skip, size, |sql, i| {
+            let sql = merged(HALVES.len(), &order, &window, |sql, i| {
                 sql.push(&format!("SELECT {COLS} FROM service_transfers t WHERE {}", HALVES[i].0));
                 sql.bind(Val::I64(account_id));
                 if let Some(at) = &block {
@@ -669,7 +709,7 @@ impl Store {
             if parts.is_empty() {
                 return Ok((Vec::new(), 0));
             }
-            let sql = merged(parts.len(), &order, offset as i64, size, |sql, i| {
+            let sql = merged(parts.len(), &order, &Window::Rows { skip: offset as i64, size }, |sql, i| {
                 let (half, f) = &parts[i];
                 sql.push(&format!("SELECT {COLS}"));
                 list_scope(sql, account_id, now, Some(*half));
