@@ -91,6 +91,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(74, "kept_counts_clustered", "0074_kept_counts_clustered.sql"),
     migration!(75, "node_status_counts", "0075_node_status_counts.sql"),
     migration!(76, "locate_fenced", "0076_locate_fenced.sql"),
+    migration!(77, "vpc_address_list_order", "0077_vpc_address_list_order.sql"),
 ];
 
 impl Store {

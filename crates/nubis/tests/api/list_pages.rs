@@ -2786,3 +2786,29 @@ async fn the_kept_counts_are_read_from_their_key_alone() {
         assert!(plan.contains("USING PRIMARY KEY") && !plan.contains("TEMP B-TREE"), "{read}\n{plan}");
     }
 }
+
+/// The account's VPC address lists (`/v4/vpcs/ips`, `/v4/vpcs/ipv6s`) read a page in their own
+/// order from an index on (account, id) that holds their rows alone (migration 77), as each VPC's
+/// lists do: not every interface of the account (public, VLAN) in id order, filtered, and not
+/// every VPC interface through an index in another order, sorted. The statement is the one a
+/// shallow page runs (the scope written as a range, `sql::push_scope_led`).
+#[tokio::test]
+async fn the_accounts_vpc_address_lists_read_an_index_of_their_own_rows() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    for path in ["/vpcs/ips", "/vpcs/ipv6s"] {
+        assert_eq!(api.get(path).await.ok()["results"], 0, "{path}");
+    }
+    for (and, index) in [
+        ("", "instance_interfaces_vpc_account_id"),
+        (" AND f.vpc_ipv6_range IS NOT NULL", "instance_interfaces_v6_account_id"),
+    ] {
+        let page = format!(
+            "SELECT f.id FROM instance_interfaces f JOIN instances i ON i.id = f.instance_id \
+             JOIN vpc_subnets s ON s.id = f.subnet_id WHERE f.account_id >= 1 AND f.account_id <= 1 \
+             AND f.purpose = 'vpc'{and} ORDER BY f.account_id ASC, f.id LIMIT 100 OFFSET 100"
+        );
+        let plan = db_plan(&s, &page).await;
+        assert!(plan.contains(index) && !plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "{page}\n{plan}");
+    }
+}
