@@ -354,9 +354,31 @@ pub async fn exchange(to: SocketAddr, bytes: &[u8], head: bool) -> Exchange {
     read_all(&mut s, head).await
 }
 
+/// Reads until what arrived ends with `end`, and returns it: a test that must act only after
+/// the proxy has forwarded something waits for it here.
+pub async fn read_through(s: &mut TcpStream, end: &[u8]) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut b = [0u8; 16384];
+    while !got.ends_with(end) {
+        match tokio::time::timeout(DEADLINE, s.read(&mut b)).await {
+            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&b[..n]),
+            other => panic!(
+                "closed or silent ({other:?}) before {:?}: {:?}",
+                String::from_utf8_lossy(end),
+                String::from_utf8_lossy(&got)
+            ),
+        }
+    }
+    got
+}
+
 /// Reads until the peer closes (or resets) and parses the responses.
 pub async fn read_all(s: &mut TcpStream, head: bool) -> Exchange {
-    let mut got = Vec::new();
+    read_all_after(s, Vec::new(), head).await
+}
+
+/// Like [`read_all`], with `got` already read from `s`.
+pub async fn read_all_after(s: &mut TcpStream, mut got: Vec<u8>, head: bool) -> Exchange {
     let mut b = [0u8; 16384];
     loop {
         match tokio::time::timeout(DEADLINE, s.read(&mut b)).await {
