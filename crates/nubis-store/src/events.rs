@@ -12,7 +12,7 @@ use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
 use crate::sql::{
-    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_ids, push_is, push_kept_count, served_apart,
+    ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter_led, push_ids, push_is, push_kept_count, served_apart,
     unserved_noting,
 };
 use crate::{Store, Tx};
@@ -385,10 +385,13 @@ impl Store {
         // The events not read are those less the reader's marks on them (an index range of the
         // marks).
         let whole = !viewer.restricted && filter.cond.is_none();
+        // A filter of one value is led by its field (push_filter_led), for the whole list only: a
+        // restricted viewer's events are also those of its grants.
+        let led = if viewer.restricted { &[][..] } else { INDEXED };
         let count_of = |filter: &Filter| {
             let mut count = Sql::new("SELECT COUNT(*) FROM events e JOIN users e_viewer ON e_viewer.id = ");
             scope_as(&mut count, viewer, since, if marks_first(filter) { Reach::Marks } else { Reach::Index });
-            push_filter(&mut count, self.backend(), COLUMNS, filter).map(|_| count)
+            push_filter_led(&mut count, self.backend(), COLUMNS, filter, led, "e.id DESC").map(|_| count)
         };
         let (total, aged) = if whole || (walked && !viewer.restricted) {
             let mut count = Sql::new("SELECT (");
@@ -432,7 +435,7 @@ impl Store {
             _ => Reach::Index,
         };
         scope_as(&mut sql, viewer, since, reach);
-        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_filter_led(&mut sql, self.backend(), COLUMNS, filter, led, "e.id DESC")?;
         start.push_page(&mut sql, COLUMNS, filter, "e.id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
         let events = rows.iter().map(event).collect::<Result<Vec<_>>>()?;

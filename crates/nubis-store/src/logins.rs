@@ -11,7 +11,7 @@ use crate::db::query;
 use crate::fences::Rows;
 use crate::pages::{DeepStart, LOCATE_FROM};
 use crate::rows::RowExt;
-use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter, push_is, push_kept_count, served, unserved};
+use crate::sql::{ColKind, Column, SCAN_BUDGET, Sql, Val, push_filter_led, push_is, push_kept_count, served, unserved};
 use crate::{Store, Tx};
 
 const COLS: &str = "id, datetime, ip, username, status, restricted";
@@ -193,7 +193,7 @@ impl Store {
         } else {
             let mut count = Sql::new("SELECT COUNT(*) FROM logins");
             scope(&mut count, s);
-            push_filter(&mut count, self.backend(), COLUMNS, filter)?;
+            push_filter_led(&mut count, self.backend(), COLUMNS, filter, INDEXED, "id DESC")?;
             (count.query().fetch_i64(self.r()).await?, 0)
         };
         // A deep page starts where the block counts (newest first, or by id) or the order
@@ -216,7 +216,7 @@ impl Store {
         start.push_with(&mut sql, page_size);
         sql.push(&format!("SELECT {COLS} FROM logins"));
         scope_as(&mut sql, s, matches!(start, DeepStart::Led(_)));
-        push_filter(&mut sql, self.backend(), COLUMNS, filter)?;
+        push_filter_led(&mut sql, self.backend(), COLUMNS, filter, INDEXED, "id DESC")?;
         start.push_page(&mut sql, COLUMNS, filter, "id DESC", offset, page_size)?;
         let rows = sql.query().fetch_all(self.r()).await?;
         let data = rows.iter().map(login).collect::<Result<Vec<_>>>()?;

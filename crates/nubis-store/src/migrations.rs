@@ -92,6 +92,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(75, "node_status_counts", "0075_node_status_counts.sql"),
     migration!(76, "locate_fenced", "0076_locate_fenced.sql"),
     migration!(77, "vpc_address_list_order", "0077_vpc_address_list_order.sql"),
+    migration!(78, "instances_status_id", "0078_instances_status_id.sql"),
 ];
 
 impl Store {

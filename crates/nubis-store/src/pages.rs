@@ -9,7 +9,7 @@ use nubis_model::filter::{CmpOp, Cond, Filter, Order};
 use crate::Backend;
 use crate::fences::{FenceWalk, Rows};
 use crate::sql::{
-    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter, push_kept_count, push_order, push_order_led,
+    Column, Listing, SCAN_BUDGET, Sql, Val, Visibility, push_filter_led, push_kept_count, push_order, push_order_led,
     push_scope, push_scope_led, push_sorted_order, push_unscoped, push_window,
 };
 
@@ -288,7 +288,7 @@ impl crate::Store {
                 format!(" AND {id} IN (SELECT {id} {first}")
             });
             push_scope(&mut sql, l, v);
-            push_filter(&mut sql, self.backend(), l.cols, filter)?;
+            push_filter_led(&mut sql, self.backend(), l.cols, filter, l.led(v), l.order)?;
             push_order(&mut sql, l.cols, filter, l.order)?;
             push_window(&mut sql, offset, page_size);
             // The page's rows by key, sorted: SQLite would otherwise walk the order's index over
@@ -330,7 +330,7 @@ impl crate::Store {
             DeepStart::Fence(..) | DeepStart::FenceWalk(..) => push_unscoped(&mut sql, l, v),
             _ => push_scope(&mut sql, l, v),
         }
-        push_filter(&mut sql, self.backend(), l.cols, filter)?;
+        push_filter_led(&mut sql, self.backend(), l.cols, filter, l.led(v), l.order)?;
         if sort {
             push_sorted_order(&mut sql, l.cols, filter, l.order)?;
             push_window(&mut sql, offset, page_size);
@@ -358,7 +358,7 @@ impl crate::Store {
         let from = own_table(l, v, filter).unwrap_or(l.from);
         let mut count = Sql::new(&format!("SELECT COUNT(*) {from}"));
         push_scope(&mut count, l, v);
-        push_filter(&mut count, self.backend(), l.cols, filter)?;
+        push_filter_led(&mut count, self.backend(), l.cols, filter, l.led(v), l.order)?;
         count.query().fetch_i64(self.r()).await
     }
 

@@ -23,11 +23,13 @@ pub(crate) struct Sql {
     binds: Vec<Val>,
     /// Planned for its values ([`Query::planned_for_its_values`]): set by [`push_filter`].
     for_its_values: bool,
+    /// The field a filter of one value leads the page's order with ([`push_filter_led`]).
+    lead: Option<String>,
 }
 
 impl Sql {
     pub fn new(text: &str) -> Sql {
-        Sql { text: text.to_string(), binds: Vec::new(), for_its_values: false }
+        Sql { text: text.to_string(), ..Sql::default() }
     }
     pub fn push(&mut self, s: &str) -> &mut Self {
         self.text.push_str(s);
@@ -146,6 +148,83 @@ pub(crate) fn push_filter(sql: &mut Sql, backend: Backend, cols: &[Column], filt
     Ok(())
 }
 
+/// [`push_filter`], except on PostgreSQL for a filter of one value ([`one_value`]): its
+/// condition is written as a range of that value (`field >= v AND field <= v`), the page's order
+/// is led by the field ([`push_order`] reads it from `sql`), and the statement is planned once
+/// for unknown values like an unfiltered one.
+///
+/// Planned once, `field = $2` is taken to hold an average share of the rows, and the plan for a
+/// page or a count may walk the whole list (a count of two events of a million by status: a
+/// sequential scan, 152 ms). Planned for each value instead, every request plans both statements
+/// again (0.4 ms each on the events of a large account), since the plan for unknown values is
+/// estimated dearer than the value's own. A range of unknown values is taken to be small, and
+/// an order led by the field is one only the index on (scope, field, id) gives without a sort:
+/// planned once, that index serves every value, rare or not.
+///
+/// `ordered` are the fields with such an index (the list's `indexed`), and `order` the list's
+/// own order (its id column, `... DESC` newest first).
+pub(crate) fn push_filter_led(
+    sql: &mut Sql,
+    backend: Backend,
+    cols: &[Column],
+    filter: &Filter,
+    ordered: &[&str],
+    order: &str,
+) -> Result<()> {
+    let Some((expr, v)) = one_value(backend, cols, filter, ordered, order) else {
+        return push_filter(sql, backend, cols, filter);
+    };
+    sql.push(&format!(" AND ({expr} >= ")).bind(v.clone()).push(&format!(" AND {expr} <= ")).bind(v).push(")");
+    sql.lead = Some(expr);
+    Ok(())
+}
+
+/// The expression of the field and the value of a filter that is one equality on a field of
+/// `ordered` (an index on the scope, the field's order expression and the id serves it), with
+/// no order or an order by that field or the id, on PostgreSQL; `None` for any other filter.
+/// The expression is the field's order expression ([`Column::order_expr`]), so a field that may
+/// be NULL is compared as its order index holds it; its stand-in for NULL (0 or the empty string)
+/// is no value to lead by.
+fn one_value(
+    backend: Backend,
+    cols: &[Column],
+    filter: &Filter,
+    ordered: &[&str],
+    order: &str,
+) -> Option<(String, Val)> {
+    fn single(c: &Cond) -> Option<&Cond> {
+        match c {
+            Cond::And(parts) if parts.len() == 1 => single(&parts[0]),
+            Cond::Field { op: CmpOp::Eq, .. } => Some(c),
+            _ => None,
+        }
+    }
+    if backend != Backend::Postgres {
+        return None;
+    }
+    let Some(Cond::Field { path, value, .. }) = single(filter.cond.as_ref()?) else { return None };
+    if path == "id" || !ordered.contains(&path.as_str()) {
+        return None;
+    }
+    let col = cols.iter().find(|c| c.path == path)?;
+    let id = order.strip_suffix(" DESC").unwrap_or(order);
+    let by_id = |p: &str| cols.iter().any(|c| c.path == p && c.expr == id);
+    if filter.order_by.as_deref().is_some_and(|p| p != path && !by_id(p)) {
+        return None;
+    }
+    let v = match (col.kind, typed(col, CmpOp::Eq, value).ok()?) {
+        (ColKind::IntOrNull, Val::I64(0)) => return None,
+        (ColKind::TextOrNull, Val::Str(s)) if s.is_empty() => return None,
+        (ColKind::Bool, Val::Bool(b)) => Val::I64(i64::from(b)),
+        (
+            ColKind::Int | ColKind::IntOrNull | ColKind::Cents | ColKind::Text | ColKind::TextOrNull | ColKind::Flag,
+            v,
+        ) => v,
+        _ => return None,
+    };
+    Some((col.order_expr().into_owned(), v))
+}
+
 /// Appends ` ORDER BY ...` for the filter's ordering, or `default` when it has none.
 pub(crate) fn push_order(sql: &mut Sql, cols: &[Column], filter: &Filter, default: &str) -> Result<()> {
     push_order_with(sql, cols, filter, default, "", None)
@@ -178,14 +257,15 @@ fn push_order_with(
     plus: &str,
     lead: Option<&str>,
 ) -> Result<()> {
-    if let Some(scope) = lead {
-        let desc = match filter.order_by {
-            Some(_) => filter.order == Order::Desc,
-            None => default.split(',').next().is_some_and(|t| t.trim().ends_with(" DESC")),
-        };
-        sql.push(&format!(" ORDER BY {scope} {},", if desc { "DESC" } else { "ASC" }));
-    } else {
-        sql.push(" ORDER BY");
+    let desc = match filter.order_by {
+        Some(_) => filter.order == Order::Desc,
+        None => default.split(',').next().is_some_and(|t| t.trim().ends_with(" DESC")),
+    };
+    let dir = if desc { "DESC" } else { "ASC" };
+    sql.push(" ORDER BY");
+    // The scope written as a range, then the field of a filter of one value (push_filter_led).
+    for first in lead.map(str::to_string).into_iter().chain(sql.lead.clone()) {
+        sql.push(&format!(" {first} {dir},"));
     }
     match &filter.order_by {
         Some(path) => {
@@ -388,6 +468,17 @@ impl Listing<'_> {
     /// Whether indexes serve the filter's conditions and its order ([`served`]).
     pub(crate) fn serves(&self, filter: &Filter) -> bool {
         served(filter, self.cols, self.indexed)
+    }
+
+    /// The fields a filter of one value may lead the page with ([`push_filter_led`]): the
+    /// indexed ones, when the rows are the whole scope's. Not for a restricted user (the rows of
+    /// its grants) nor a scope narrowed by one more condition (an instance's firewalls are the
+    /// account's firewalls with a device on the instance): planned for unknown values, such a
+    /// page would read the other condition's rows and sort them, where a plan for the value reads
+    /// the field's few matches first (20 ms against 0.2 ms a page of an instance's 100,000
+    /// firewalls by label).
+    pub(crate) fn led(&self, v: &Visibility<'_>) -> &[&str] {
+        if v.grant.is_none() && v.and.is_none() { self.indexed } else { &[] }
     }
 
     /// The refusal of a filter the list's indexes do not serve, on a list of `n` records.
@@ -679,6 +770,75 @@ mod tests {
         let mut sql = Sql::new("");
         push_order(&mut sql, &cols, &by(Order::Desc), "s.id").unwrap();
         assert_eq!(sql.text, " ORDER BY s.label DESC, s.id DESC");
+    }
+
+    #[test]
+    fn a_filter_of_one_indexed_value_leads_the_page_and_is_planned_once_on_postgresql() {
+        let cols = [
+            Column { path: "id", expr: "e.id", kind: ColKind::Int },
+            Column { path: "status", expr: "e.status", kind: ColKind::Text },
+            Column { path: "label", expr: "e.label", kind: ColKind::Text },
+            Column { path: "entity.id", expr: "e.entity_id", kind: ColKind::IntOrNull },
+            Column { path: "username", expr: "e.username", kind: ColKind::TextOrNull },
+            Column { path: "read", expr: "e.read", kind: ColKind::Bool },
+            Column { path: "tags", expr: "e.tags", kind: ColKind::Tags { list: "x", id: "e.id" } },
+        ];
+        let paths = ["id", "status", "label", "entity.id", "username", "read", "tags"];
+        let ordered = ["status", "entity.id", "username", "read", "tags"];
+        let page = |backend, text: &str| {
+            let filter = Filter::parse(text, &paths).unwrap();
+            let mut sql = Sql::new("SELECT e.id FROM events e WHERE e.account_id = ");
+            sql.bind(Val::I64(7));
+            push_filter_led(&mut sql, backend, &cols, &filter, &ordered, "e.id DESC").unwrap();
+            push_order(&mut sql, &cols, &filter, "e.id DESC").unwrap();
+            let planned_for_values = sql.query().for_its_values;
+            (sql.text, planned_for_values)
+        };
+        let led = |text: &str| page(Backend::Postgres, text);
+        let base = "SELECT e.id FROM events e WHERE e.account_id = $1";
+        assert_eq!(
+            led(r#"{"status": "failed"}"#),
+            (format!("{base} AND (e.status >= $2 AND e.status <= $3) ORDER BY e.status DESC, e.id DESC"), false)
+        );
+        // In the field's own order, or the id's, in that order's direction.
+        assert_eq!(
+            led(r#"{"status": "failed", "+order_by": "status", "+order": "asc"}"#).0,
+            format!("{base} AND (e.status >= $2 AND e.status <= $3) ORDER BY e.status ASC, e.status ASC, e.id ASC")
+        );
+        assert_eq!(
+            led(r#"{"status": "failed", "+order_by": "id", "+order": "asc"}"#).0,
+            format!("{base} AND (e.status >= $2 AND e.status <= $3) ORDER BY e.status ASC, e.id ASC, e.id ASC")
+        );
+        // A field that may be NULL is compared as its order index holds it; a boolean as 0 or 1.
+        assert_eq!(
+            led(r#"{"entity.id": 5}"#).0,
+            format!(
+                "{base} AND (COALESCE(e.entity_id, 0) >= $2 AND COALESCE(e.entity_id, 0) <= $3) \
+                 ORDER BY COALESCE(e.entity_id, 0) DESC, e.id DESC"
+            )
+        );
+        assert!(led(r#"{"read": true}"#).0.contains("(CASE WHEN e.read THEN 1 ELSE 0 END) >= $2"));
+        // Every other filter is planned for its values, as written.
+        for other in [
+            r#"{"entity.id": 0}"#,
+            r#"{"username": ""}"#,
+            r#"{"label": "a"}"#,
+            r#"{"id": 3}"#,
+            r#"{"tags": "a"}"#,
+            r#"{"status": {"+neq": "failed"}}"#,
+            r#"{"status": "failed", "username": "u"}"#,
+            r#"{"+or": [{"status": "failed"}, {"status": "finished"}]}"#,
+            r#"{"status": "failed", "+order_by": "username"}"#,
+        ] {
+            let (text, planned_for_values) = led(other);
+            assert!(planned_for_values && !text.contains(">= $2 AND"), "{other}: {text}");
+            assert!(text.ends_with("ORDER BY e.id DESC") || text.contains("ORDER BY COALESCE"), "{other}: {text}");
+        }
+        // SQLite looks at no values when it plans: the statement is the filter's own.
+        assert_eq!(
+            page(Backend::Sqlite, r#"{"status": "failed"}"#).0,
+            format!("{base} AND (e.status = $2) ORDER BY e.id DESC")
+        );
     }
 
     #[test]
