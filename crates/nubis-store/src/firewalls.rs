@@ -518,7 +518,7 @@ const DEVICE_LIST: Listing<'static> = Listing {
     ],
     order: "d.id",
     kept_count: Some("firewall_devices"),
-    indexed: &[],
+    indexed: &["created", "updated"],
 };
 
 impl Store {

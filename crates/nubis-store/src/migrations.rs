@@ -93,6 +93,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(76, "locate_fenced", "0076_locate_fenced.sql"),
     migration!(77, "vpc_address_list_order", "0077_vpc_address_list_order.sql"),
     migration!(78, "instances_status_id", "0078_instances_status_id.sql"),
+    migration!(79, "plain_fields", "0079_plain_fields.sql"),
 ];
 
 impl Store {

@@ -127,11 +127,11 @@ const TOKEN_LIST: Listing<'static> = Listing {
         Column { path: "id", expr: "t.id", kind: ColKind::Int },
         Column { path: "label", expr: "t.label", kind: ColKind::Text },
         Column { path: "created", expr: "t.created", kind: ColKind::Text },
-        Column { path: "expiry", expr: "t.expiry", kind: ColKind::Text },
+        Column { path: "expiry", expr: "t.expiry", kind: ColKind::TextOrNull },
     ],
     order: "t.id",
     kept_count: Some("personal_tokens"),
-    indexed: &["label", "created"],
+    indexed: &["label", "created", "expiry"],
 };
 
 impl Store {

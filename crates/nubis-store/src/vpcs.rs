@@ -224,7 +224,7 @@ const VPC_LIST: Listing<'static> = Listing {
     ],
     order: "v.id",
     kept_count: Some("vpcs"),
-    indexed: &["label", "region", "created", "updated"],
+    indexed: &["label", "region", "description", "created", "updated"],
 };
 
 /// A VPC interface with its subnet and whether its instance is powered on.
@@ -497,7 +497,7 @@ const SUBNET_LIST: Listing<'static> = Listing {
     ],
     order: "s.id",
     kept_count: Some("vpc_subnets"),
-    indexed: &["label", "created"],
+    indexed: &["label", "ipv4", "created", "updated"],
 };
 
 impl Store {

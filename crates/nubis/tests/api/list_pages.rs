@@ -2112,6 +2112,195 @@ async fn deep_pages_of_disks_profiles_children_users_and_clients_in_their_fields
     }
 }
 
+/// `n` copies of the instance `template` as rows of its account (never run, without addresses of
+/// their own), labelled `copy-<n>`.
+async fn copy_instances(s: &TestServer, template: i64, n: i64) {
+    let cols = "account_id, label, region, type, image, status, target_status, op_seq, tags, grp, alerts, \
+                watchdog_enabled, backups_enabled, has_user_data, host_uuid, extra_ipv4_allowed, live_migration, \
+                interface_generation, network_helper, created, updated";
+    let exprs = "t.account_id, 'copy-' || CAST(n.i AS TEXT), t.region, t.type, t.image, t.status, t.target_status, \
+                 t.op_seq, t.tags, t.grp, t.alerts, t.watchdog_enabled, t.backups_enabled, t.has_user_data, \
+                 t.host_uuid, t.extra_ipv4_allowed, t.live_migration, t.interface_generation, t.network_helper, \
+                 t.created, t.updated";
+    let template = format!("SELECT * FROM instances WHERE id = {}", template);
+    db_exec(s, &copies(s, "instances", cols, exprs, &template, n)).await;
+}
+
+/// The last plain fields served past the budget (migration 79): a VPC's description, a subnet's
+/// IPv4 range and change, a personal token's expiry (NULL for one that never expires, first in
+/// its ascending order) and a firewall device's creation and change. With each list past 5,000
+/// records, every page of each order, both directions, located by its fences, is the page
+/// skipping finds, before and after rows go and change; a filter on each field is served with
+/// its count.
+#[tokio::test]
+async fn deep_pages_of_vpcs_subnets_tokens_and_devices_in_the_fields_of_migration_79_hold_the_rows_that_skipping_finds()
+{
+    let s = TestServer::start().await;
+    let api = s.api();
+    let (user, account) = owner(&s).await;
+    let body = json!({"label": "seed", "region": "us-east", "subnets": [{"label": "s0", "ipv4": "10.0.0.0/24"}]});
+    let vpc = api.post("/vpcs", body).await.ok()["id"].as_i64().unwrap();
+    // 5,200 more VPCs, with descriptions in an order unlike their ids'.
+    let cols = "account_id, label, description, region, created, updated";
+    let exprs = format!(
+        "t.account_id, 'v' || CAST(n.i AS TEXT), 'd-' || CAST((n.i * 7919) % 211 AS TEXT), t.region, {VARIED_TIME}, \
+         t.updated"
+    );
+    db_exec(&s, &copies(&s, "vpcs", cols, &exprs, &format!("SELECT * FROM vpcs WHERE id = {vpc}"), 5_200)).await;
+    // 5,200 subnets of the seed VPC, with ranges and changes in orders unlike their ids'.
+    let cols = "vpc_id, account_id, label, ipv4, first_v4, last_v4, created, updated";
+    let exprs = format!(
+        "t.vpc_id, t.account_id, 's' || CAST(n.i AS TEXT), '10.' || CAST((n.i * 37) % 251 AS TEXT) || '.' || \
+         CAST(n.i % 256 AS TEXT) || '.0/24', t.first_v4, t.last_v4, t.created, {}",
+        VARIED_TIME.replace("n.i % 9", "n.i % 7")
+    );
+    let template = format!("SELECT * FROM vpc_subnets WHERE vpc_id = {vpc}");
+    db_exec(&s, &copies(&s, "vpc_subnets", cols, &exprs, &template, 5_200)).await;
+    // 5,800 personal tokens of the owner, one in four never expiring, with other kinds among them.
+    let cols = "user_id, label, scopes, secret_hash, kind, created, expiry";
+    let exprs = format!(
+        "{user}, 't' || CAST(n.i AS TEXT), '*', 'h-' || CAST(n.i AS TEXT), \
+         CASE WHEN n.i % 11 = 0 THEN 'oauth' ELSE 'pat' END, '2026-01-01T00:00:00', \
+         CASE WHEN n.i % 4 = 0 THEN NULL ELSE {} END",
+        VARIED_TIME.replace("2026-0", "2027-0")
+    );
+    db_exec(&s, &copies(&s, "tokens", cols, &exprs, "SELECT 1 AS one", 5_800)).await;
+    // One firewall on 5,200 instances (rows, never run), each device made at its own time.
+    let first = crate::instances::create_instance(&api, "us-east", json!({"label": "first"})).await;
+    copy_instances(&s, first["id"].as_i64().unwrap(), 5_200).await;
+    let fw = api.post("/networking/firewalls", firewall_body("devices")).await.ok()["id"].as_i64().unwrap();
+    let when = |n: &str, days: &str| {
+        format!("'2026-0' || CAST(1 + {n} % {days} AS TEXT) || '-1' || CAST({n} % 10 AS TEXT) || 'T00:00:00'")
+    };
+    db_exec(
+        &s,
+        &format!(
+            "INSERT INTO firewall_devices (firewall_id, account_id, instance_id, active, created, updated) \
+             SELECT {fw}, i.account_id, i.id, (1 = 1), {}, {} FROM instances i WHERE i.label LIKE 'copy-%'",
+            when("((i.id * 7919) % 1009)", "9"),
+            when("((i.id * 31) % 997)", "5")
+        ),
+    )
+    .await;
+
+    let subnets = format!("/vpcs/{vpc}/subnets");
+    let devices = format!("/networking/firewalls/{fw}/devices");
+    let lists: [(&str, &str, &[&str]); 4] = [
+        ("/vpcs", "vpcs", &["description"]),
+        (&subnets, "vpc_subnets", &["ipv4", "updated"]),
+        ("/profile/tokens", "personal_tokens", &["expiry"]),
+        (&devices, "firewall_devices", &["created", "updated"]),
+    ];
+    for (_, kind, fields) in &lists {
+        for field in *fields {
+            fences_placed(&s, &format!("{kind}.{field}")).await;
+        }
+    }
+    for (path, _, fields) in &lists {
+        for field in *fields {
+            order_pages_agree(&s, path, field, 500, r#""id": {"+gte": 0}"#).await;
+        }
+    }
+    // A token that never expires comes first in the ascending order, last in the descending.
+    let by_expiry = |dir: &str| format!(r#"{{"+order_by": "expiry", "+order": "{dir}"}}"#);
+    let asc = api.get_filtered("/profile/tokens?page_size=25", &by_expiry("asc")).await;
+    assert_eq!(asc.ok()["data"][0]["expiry"], Value::Null);
+    let desc = api.get_filtered("/profile/tokens?page_size=25", &by_expiry("desc")).await;
+    assert!(desc.ok()["data"][0]["expiry"].is_string(), "{}", desc.body["data"][0]);
+
+    // Past the budget a filter on each field is served, with its count.
+    let pat = format!("user_id = {user} AND kind = 'pat'");
+    let filters: [(&str, &str, String); 10] = [
+        ("/vpcs", r#"{"description": "d-42"}"#, format!("vpcs WHERE account_id = {account} AND description = 'd-42'")),
+        (
+            "/vpcs",
+            r#"{"description": {"+gte": "d-9"}}"#,
+            format!("vpcs WHERE account_id = {account} AND description >= 'd-9'"),
+        ),
+        (
+            &subnets,
+            r#"{"ipv4": "10.37.1.0/24"}"#,
+            format!("vpc_subnets WHERE vpc_id = {vpc} AND ipv4 = '10.37.1.0/24'"),
+        ),
+        (
+            &subnets,
+            r#"{"updated": {"+lt": "2026-03-01T00:00:00"}}"#,
+            format!("vpc_subnets WHERE vpc_id = {vpc} AND updated < '2026-03-01T00:00:00'"),
+        ),
+        (
+            "/profile/tokens",
+            r#"{"expiry": "2027-03-12T00:00:00"}"#,
+            format!("tokens WHERE {pat} AND expiry = '2027-03-12T00:00:00'"),
+        ),
+        (
+            "/profile/tokens",
+            r#"{"expiry": {"+gte": "2027-05-01T00:00:00"}}"#,
+            format!("tokens WHERE {pat} AND expiry >= '2027-05-01T00:00:00'"),
+        ),
+        (
+            "/profile/tokens",
+            r#"{"expiry": {"+neq": "2027-03-12T00:00:00"}}"#,
+            format!("tokens WHERE {pat} AND expiry <> '2027-03-12T00:00:00'"),
+        ),
+        (
+            &devices,
+            r#"{"created": "2026-04-13T00:00:00"}"#,
+            format!("firewall_devices WHERE firewall_id = {fw} AND created = '2026-04-13T00:00:00'"),
+        ),
+        (
+            &devices,
+            r#"{"updated": {"+gt": "2026-04-01T00:00:00"}}"#,
+            format!("firewall_devices WHERE firewall_id = {fw} AND updated > '2026-04-01T00:00:00'"),
+        ),
+        (
+            &devices,
+            r#"{"created": {"+lt": "2026-02-01T00:00:00"}, "+order_by": "updated"}"#,
+            format!("firewall_devices WHERE firewall_id = {fw} AND created < '2026-02-01T00:00:00'"),
+        ),
+    ];
+    for (path, filter, rows) in &filters {
+        let want = db_scalar(&s, &format!("SELECT COUNT(*) FROM {rows}")).await;
+        assert!(want > 0, "{path} {filter}: the fill matches none");
+        let page = api.get_filtered(&format!("{path}?page=2&page_size=25"), filter).await;
+        assert_eq!(page.status, 200, "{path} {filter}: {}", page.body);
+        assert_eq!(page.body["results"], want, "{path} {filter}");
+    }
+    let r = api.get_filtered("/profile/tokens", r#"{"label": {"+contains": "t4"}}"#).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let reason = r.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("one of: id, label, created, expiry"), "{reason}");
+
+    // Rows go, and the fields change: tokens gain and lose their expiry.
+    db_exec(&s, &format!("DELETE FROM vpcs WHERE account_id = {account} AND label LIKE 'v%' AND id % 9 = 4")).await;
+    db_exec(&s, "UPDATE vpcs SET description = 'moved ' || description WHERE id % 7 = 3").await;
+    db_exec(&s, &format!("DELETE FROM vpc_subnets WHERE vpc_id = {vpc} AND id % 8 = 5")).await;
+    db_exec(&s, "UPDATE vpc_subnets SET ipv4 = '9.0.0.0/24', updated = '2027-01-01T00:00:00' WHERE id % 6 = 1").await;
+    db_exec(&s, &format!("UPDATE tokens SET expiry = NULL WHERE user_id = {user} AND id % 5 = 2")).await;
+    db_exec(
+        &s,
+        &format!(
+            "UPDATE tokens SET expiry = '2028-01-01T00:00:00' WHERE user_id = {user} AND expiry IS NULL AND id % 3 = 0"
+        ),
+    )
+    .await;
+    db_exec(&s, &format!("DELETE FROM tokens WHERE user_id = {user} AND id % 13 = 6")).await;
+    db_exec(&s, &format!("DELETE FROM firewall_devices WHERE firewall_id = {fw} AND id % 10 = 7")).await;
+    db_exec(
+        &s,
+        &format!("UPDATE firewall_devices SET updated = '2026-01-01T00:00:00' WHERE firewall_id = {fw} AND id % 4 = 1"),
+    )
+    .await;
+    for (path, field) in [
+        ("/vpcs", "description"),
+        (subnets.as_str(), "ipv4"),
+        (subnets.as_str(), "updated"),
+        ("/profile/tokens", "expiry"),
+        (devices.as_str(), "updated"),
+    ] {
+        order_pages_agree(&s, path, field, 450, r#""id": {"+gte": 0}"#).await;
+    }
+}
+
 /// The four VPC address lists in the orders of region and profile (migration 63): deep pages
 /// located by their fences are the pages skipping finds, in both directions, as interfaces go,
 /// lose their profile (a Linode interface has none: ordered as 0) and move to another VPC.
@@ -2569,15 +2758,7 @@ async fn the_instance_list_past_the_budget_is_filtered_by_an_address() {
         api.post("/networking/ips", json!({"type": "ipv4", "public": false, "instance_id": wanted["id"]})).await;
     let private = private.ok()["address"].as_str().unwrap().to_string();
     // 5,100 more instances of the account as rows (never run), without addresses of their own.
-    let cols = "account_id, label, region, type, image, status, target_status, op_seq, tags, grp, alerts, \
-                watchdog_enabled, backups_enabled, has_user_data, host_uuid, extra_ipv4_allowed, live_migration, \
-                interface_generation, network_helper, created, updated";
-    let exprs = "t.account_id, 'copy-' || CAST(n.i AS TEXT), t.region, t.type, t.image, t.status, t.target_status, \
-                 t.op_seq, t.tags, t.grp, t.alerts, t.watchdog_enabled, t.backups_enabled, t.has_user_data, \
-                 t.host_uuid, t.extra_ipv4_allowed, t.live_migration, t.interface_generation, t.network_helper, \
-                 t.created, t.updated";
-    let template = format!("SELECT * FROM instances WHERE id = {}", first["id"]);
-    db_exec(&s, &copies(&s, "instances", cols, exprs, &template, 5_100)).await;
+    copy_instances(&s, first["id"].as_i64().unwrap(), 5_100).await;
     assert_eq!(api.get("/compute/instances").await.ok()["results"], 5_102);
     let public = wanted["ipv4"][0].as_str().unwrap();
     for path in ["/compute/instances", "/linode/instances"] {
