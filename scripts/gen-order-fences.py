@@ -7,8 +7,8 @@ NULL), 0048 (an instance's balancers), 0049 (VLANs), 0050 (an instance's balance
 again, an update's rows summed by sign) 0054 (one VPC's addresses, kept per VPC) 0061 (the account's
 addresses in three orders), 0062 (VPC addresses by `active`), 0063 (VPC addresses by region and
 profile), 0064 (more fields of five lists), 0065 (booleans, the transfers' columns), 0066 (a
-transfer's status), 0068 (a sign-in's restricted), 0071 (a balancer's configurations and nodes) and 0072 (the
-transfer list's halves) for both engines from the tables below: one trigger set per list, so the SQL's
+transfer's status), 0068 (a sign-in's restricted), 0071 (a balancer's configurations and nodes), 0072 (the
+transfer list's halves) and 0079 (the last plain fields of four lists) for both engines from the tables below: one trigger set per list, so the SQL's
 repetition has one source (0042, which numbers the fences in key order, is written by hand). Usage: scripts/gen-order-fences.py
 
 A list ordered by a field (`+order_by`) is cut into ranges by fences: keys (value, id) in that
