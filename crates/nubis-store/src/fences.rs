@@ -120,8 +120,12 @@ impl FenceAt {
         let (dir, id_op, past_op, bound) =
             if self.desc { ("DESC", "<", "<", &self.upper) } else { ("ASC", ">=", ">", &self.lower) };
         let branch = |sql: &mut Sql, cond: &dyn Fn(&mut Sql), order: &str, alias: &str| {
-            sql.push(&format!("SELECT * FROM (SELECT {id_col} AS nubis_i {} WHERE {} = ", rows.from, rows.scope))
-                .bind(Val::I64(rows.scope_id));
+            sql.push(&format!(
+                "SELECT * FROM (SELECT {id_col} AS nubis_i {} WHERE {} = ",
+                rows.keys_from(expr, id_col),
+                rows.scope
+            ))
+            .bind(Val::I64(rows.scope_id));
             sql.push(rows.and);
             cond(sql);
             sql.push(&format!(" ORDER BY {order} LIMIT ")).bind(Val::I64(m)).push(&format!(") {alias}"));

@@ -481,6 +481,15 @@ impl Listing<'_> {
         if v.grant.is_none() && v.and.is_none() { self.indexed } else { &[] }
     }
 
+    /// Whether the list's id column names one row of its table by itself: the table's `id` (or
+    /// `seq`, the OAuth clients' unique order of creation), not a parent's id that is a key only
+    /// within the scope (`d.firewall_id` of a service's firewalls, `v.version` of a firewall's
+    /// rule versions, `x.nodebalancer_id` of an address's balancers).
+    pub(crate) fn id_is_key(&self) -> bool {
+        let id = self.order.strip_suffix(" DESC").unwrap_or(self.order);
+        matches!(id.rsplit('.').next(), Some("id" | "seq"))
+    }
+
     /// The refusal of a filter the list's indexes do not serve, on a list of `n` records.
     pub(crate) fn unserved(&self, n: i64) -> Error {
         unserved(n, self.indexed)
@@ -607,6 +616,14 @@ pub(crate) fn push_is(sql: &mut Sql, column: &str, id: i64, led: bool) {
 
 /// [`push_scope`] without the scope's own condition, for a statement whose rows are picked by
 /// ids already read from the scope's rows (a page in a field's order, `FenceAt::push_page`).
+/// [`push_scope`] with the scope written `+scope = ...`, which neither engine reads through an
+/// index: for a page whose rows are found by their ids, in a list whose ids are keys only within
+/// the scope ([`Listing::id_is_key`]).
+pub(crate) fn push_scope_unindexed(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
+    sql.push(&format!(" WHERE +{} = ", l.scope)).bind(Val::I64(v.scope_id));
+    push_rest_of_scope(sql, l, v);
+}
+
 pub(crate) fn push_unscoped(sql: &mut Sql, l: &Listing<'_>, v: &Visibility<'_>) {
     sql.push(" WHERE 1 = 1");
     push_rest_of_scope(sql, l, v);

@@ -892,6 +892,13 @@ async fn deep_pages_of_transfers_rule_sets_versions_history_and_disks_hold_the_r
     db_exec(&s, &format!("DELETE FROM firewall_rule_versions WHERE firewall_id = {fw} AND version % 11 = 3")).await;
     let history = format!("/networking/firewalls/{fw}/history");
     pages_agree_with(&s, &history, 100, r#"{"version": {"+gte": 0}}"#).await;
+    // Another firewall's versions have the same numbers: a deep page in the order of their
+    // change reads its own firewall's alone.
+    let other = api.post("/networking/firewalls", firewall_body("versions-2")).await.ok()["id"].as_i64().unwrap();
+    let template = format!("SELECT * FROM firewall_rule_versions WHERE firewall_id = {other} AND version = 1");
+    db_exec(&s, &copies(&s, "firewall_rule_versions", cols, exprs, &template, 1_200)).await;
+    fences_placed(&s, "firewall_versions.updated").await;
+    order_pages_agree(&s, &history, "updated", 100, r#""version": {"+gte": 0}"#).await;
 
     // An instance's interface history and its disks.
     let inst = crate::instances::create_instance(&api, "us-east", json!({})).await["id"].as_i64().unwrap();
