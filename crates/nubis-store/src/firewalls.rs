@@ -484,7 +484,9 @@ const FIREWALL_LIST: Listing<'static> = Listing {
 };
 
 /// The firewalls of one instance (`d.instance_id`), read from its devices in firewall order
-/// (migration 44 keeps their count and blocks of firewall ids); filters take the account's list.
+/// (migration 44 keeps their count and blocks of firewall ids). Its filters and orders read each
+/// device's copy of its firewall's label, creation and change (kept by migration 80's triggers),
+/// which an index on (service, copy, firewall id) and fences serve.
 const INSTANCE_FIREWALL_LIST: Listing<'static> = Listing {
     select: "SELECT f.id, f.account_id, f.label, f.status, f.rules, f.rules_version, f.tags, f.created, f.updated \
              FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id",
@@ -493,13 +495,13 @@ const INSTANCE_FIREWALL_LIST: Listing<'static> = Listing {
     and: "",
     cols: &[
         Column { path: "id", expr: "d.firewall_id", kind: ColKind::Int },
-        Column { path: "label", expr: "f.label", kind: ColKind::Text },
-        Column { path: "created", expr: "f.created", kind: ColKind::Text },
-        Column { path: "updated", expr: "f.updated", kind: ColKind::Text },
+        Column { path: "label", expr: "d.firewall_label", kind: ColKind::Text },
+        Column { path: "created", expr: "d.firewall_created", kind: ColKind::Text },
+        Column { path: "updated", expr: "d.firewall_updated", kind: ColKind::Text },
     ],
     order: "d.firewall_id",
     kept_count: Some("instance_firewalls"),
-    indexed: &[],
+    indexed: &["label", "created", "updated"],
 };
 
 /// [`INSTANCE_FIREWALL_LIST`] of a balancer.
@@ -540,11 +542,14 @@ impl Store {
         page: u64,
         page_size: u64,
     ) -> Result<(Vec<FirewallRow>, u64)> {
-        // A service's whole list is read from its devices; filtered, from the account's
-        // firewalls that match, each checked for a device of the service.
+        // A service's list is read from its devices, which hold every field it filters and
+        // orders by but the tags; filtered by tags, or seen by a restricted user (through the
+        // grants on firewalls), from the account's firewalls, each checked for a device of the
+        // service.
         if let Some((kind, id)) = service
             && grant_user.is_none()
-            && filter.cond.is_none()
+            && !filter.names("tags")
+            && filter.order_by.as_deref() != Some("tags")
         {
             let list = match kind {
                 DeviceType::Instance => &INSTANCE_FIREWALL_LIST,

@@ -2308,6 +2308,172 @@ async fn deep_pages_of_vpcs_subnets_tokens_and_devices_in_the_fields_of_migratio
     }
 }
 
+/// The firewalls of an instance, of its Linode interface and of a balancer in their label,
+/// creation and change orders past the budget (migration 80): every page of each order, both
+/// directions, located by its fences, is the page the account's list finds through its own
+/// index, before and after firewalls are renamed and changed (through the API and by SQL),
+/// devices come and go, and firewalls are deleted.
+#[tokio::test]
+async fn deep_pages_of_a_services_firewalls_in_their_fields_orders_hold_the_rows_that_skipping_finds() {
+    let s = TestServer::start().await;
+    let api = s.api();
+    let seed = api.post("/networking/firewalls", firewall_body("seed")).await.ok()["id"].as_i64().unwrap();
+    let body = json!({"label": "fw-host", "booted": false, "interface_generation": "linode",
+                      "interfaces": [{"public": {}, "firewall_id": seed, "default_route": {"ipv4": true}}]});
+    let inst = crate::instances::create_instance(&api, "us-east", body).await;
+    let iid = inst["id"].as_i64().unwrap();
+    let interfaces = api.get(&format!("/compute/instances/{iid}/interfaces")).await.ok()["interfaces"].clone();
+    let interface = interfaces[0]["id"].as_i64().unwrap();
+    let nb =
+        api.post("/nodebalancers", json!({"region": "us-east", "label": "fw-lb"})).await.ok()["id"].as_i64().unwrap();
+    // 5,200 more firewalls, with labels, creation and change times in orders unlike their ids'.
+    let cols = "account_id, label, status, rules, tags, created, updated";
+    let exprs = format!(
+        "t.account_id, 'fw-' || CAST((n.i * 7919) % 10007 AS TEXT), 'disabled', t.rules, t.tags, {VARIED_TIME}, {}",
+        VARIED_TIME.replace("n.i % 9", "(n.i * 31) % 7")
+    );
+    let template = format!("SELECT * FROM firewalls WHERE id = {seed}");
+    db_exec(&s, &copies(&s, "firewalls", cols, &exprs, &template, 5_200)).await;
+    // All of them on the instance, and four in five on the balancer (disabled: a service has one
+    // active firewall).
+    for (column, entity, every) in [("instance_id", iid, 1), ("nodebalancer_id", nb, 5)] {
+        let sql = format!(
+            "INSERT INTO firewall_devices (firewall_id, account_id, {column}, active, created, updated) \
+             SELECT f.id, f.account_id, {entity}, (1 = 0), f.created, f.updated FROM firewalls f \
+             WHERE f.label LIKE 'fw-%' AND ({every} = 1 OR f.id % {every} <> 0)"
+        );
+        db_exec(&s, &sql).await;
+    }
+    let fields = ["label", "created", "updated"];
+    for kind in ["instance_firewalls", "nodebalancer_firewalls"] {
+        for field in fields {
+            fences_placed(&s, &format!("{kind}.{field}")).await;
+        }
+    }
+    let lists = [
+        format!("/compute/instances/{iid}/firewalls"),
+        format!("/compute/instances/{iid}/interfaces/{interface}/firewalls"),
+        format!("/nodebalancers/{nb}/firewalls"),
+    ];
+    let on_balancer =
+        db_scalar(&s, &format!("SELECT COUNT(*) FROM firewall_devices WHERE nodebalancer_id = {nb}")).await;
+    let on_instance = db_scalar(&s, &format!("SELECT COUNT(*) FROM firewall_devices WHERE instance_id = {iid}")).await;
+    assert!(on_instance > 5_000, "{on_instance} firewalls on the instance");
+    assert_eq!(api.get(&lists[0]).await.ok()["results"], on_instance);
+    assert_eq!(api.get(&lists[2]).await.ok()["results"], on_balancer);
+    // Each order is the firewalls' own (their fields, not the devices' copies) through every
+    // page, and every located page is the page skipping finds.
+    let services = [format!("instance_id = {iid}"), format!("instance_id = {iid}"), format!("nodebalancer_id = {nb}")];
+    let all_agree = || async {
+        for (path, service) in lists.iter().zip(&services) {
+            for field in fields {
+                for dir in ["asc", "desc"] {
+                    let sql = format!(
+                        "SELECT CAST(f.id AS TEXT) FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id \
+                         WHERE d.{service} ORDER BY f.{field} {dir}, f.id {dir}"
+                    );
+                    let want = db_texts(&s, &sql).await;
+                    let order = format!(r#"{{"+order_by": "{field}", "+order": "{dir}"}}"#);
+                    let mut got = Vec::new();
+                    for page in 1..=want.len().div_ceil(500) {
+                        let url = format!("{path}?page={page}&page_size=500");
+                        got.extend(ids(api.get_filtered(&url, &order).await.ok()).iter().map(i64::to_string));
+                    }
+                    let at = got.iter().zip(&want).position(|(a, b)| a != b);
+                    assert!(
+                        got == want,
+                        "{path} {order}: not the firewalls' order ({} / {} rows, first apart at {at:?}: {:?})",
+                        got.len(),
+                        want.len(),
+                        at.map(|i| (
+                            &got[i.saturating_sub(2)..(i + 3).min(got.len())],
+                            &want[i.saturating_sub(2)..(i + 3).min(want.len())]
+                        ))
+                    );
+                }
+                order_pages_agree(&s, path, field, 500, r#""id": {"+gte": 0}"#).await;
+            }
+        }
+    };
+    all_agree().await;
+    // Past the budget a filter on each field is served from the service's devices, with its count.
+    let one = db_texts(&s, &format!("SELECT label FROM firewalls WHERE id = {}", seed + 4_321)).await;
+    let filters = [
+        (0, format!(r#"{{"label": "{}"}}"#, one[0]), format!("instance_id = {iid} AND f.label = '{}'", one[0])),
+        (
+            2,
+            r#"{"created": {"+gte": "2026-05-01T00:00:00"}}"#.to_string(),
+            format!("nodebalancer_id = {nb} AND f.created >= '2026-05-01T00:00:00'"),
+        ),
+        (
+            0,
+            r#"{"updated": {"+lt": "2026-03-01T00:00:00"}, "+order_by": "label"}"#.to_string(),
+            format!("instance_id = {iid} AND f.updated < '2026-03-01T00:00:00'"),
+        ),
+        (1, r#"{"label": {"+neq": "seed"}}"#.to_string(), format!("instance_id = {iid} AND f.label <> 'seed'")),
+    ];
+    for (list, filter, rows) in &filters {
+        let sql =
+            format!("SELECT COUNT(*) FROM firewall_devices d JOIN firewalls f ON f.id = d.firewall_id WHERE d.{rows}");
+        let want = db_scalar(&s, &sql).await;
+        assert!(want > 0, "{filter}: the fill matches none");
+        let page = api.get_filtered(&format!("{}?page=2&page_size=25", lists[*list]), filter).await;
+        assert_eq!(page.status, 200, "{} {filter}: {}", lists[*list], page.body);
+        assert_eq!(page.body["results"], want, "{} {filter}", lists[*list]);
+    }
+    // The hosted names read the same list.
+    let by_label = r#"{"+order_by": "label", "+order": "desc"}"#;
+    let hosted = api.get_filtered(&format!("/linode/instances/{iid}/firewalls?page=7&page_size=100"), by_label).await;
+    let spec = api.get_filtered(&format!("{}?page=7&page_size=100", lists[0]), by_label).await;
+    assert_eq!(keys(hosted.ok()), keys(spec.ok()));
+
+    // Firewalls renamed and changed through the API move in their orders.
+    let deep = api.get_filtered(&format!("{}?page=9&page_size=100", lists[0]), by_label).await;
+    let moved: Vec<i64> =
+        deep.ok()["data"].as_array().unwrap().iter().take(3).map(|f| f["id"].as_i64().unwrap()).collect();
+    for (k, id) in moved.iter().enumerate() {
+        api.put(&format!("/networking/firewalls/{id}"), json!({"label": format!("aa-renamed-{k}")})).await.ok();
+    }
+    let rules = json!({"inbound": [], "outbound": [], "inbound_policy": "ACCEPT", "outbound_policy": "ACCEPT"});
+    api.put(&format!("/networking/firewalls/{}/rules", moved[0]), rules).await.ok();
+    let first = api.get_filtered(&format!("{}?page_size=25", lists[0]), r#"{"+order_by": "label"}"#).await;
+    let firsts: Vec<i64> = first.ok()["data"].as_array().unwrap().iter().map(|f| f["id"].as_i64().unwrap()).collect();
+    assert_eq!(firsts[..3], moved[..], "renamed firewalls lead the label order");
+    let newest =
+        api.get_filtered(&format!("{}?page_size=25", lists[0]), r#"{"+order_by": "updated", "+order": "desc"}"#).await;
+    let changed = api.get(&format!("/networking/firewalls/{}", moved[0])).await.ok()["updated"].clone();
+    assert_eq!(newest.ok()["data"][0]["updated"], changed, "the last change leads the change order");
+    // New firewalls assigned through the API, and more changes by SQL: renames, changes, devices
+    // that go, firewalls deleted with their devices.
+    for k in 0..3 {
+        let mut body = firewall_body(&format!("zz-new-{k}"));
+        body["tags"] = json!(["blue"]);
+        let made = api.post("/networking/firewalls", body).await.ok()["id"].as_i64().unwrap();
+        api.put(&format!("/networking/firewalls/{made}"), json!({"status": "disabled"})).await.ok();
+        for (kind, entity) in [("instance", iid), ("nodebalancer", nb)] {
+            let device = json!({"type": kind, "id": entity});
+            api.post(&format!("/networking/firewalls/{made}/devices"), device).await.ok();
+        }
+    }
+    // Filtered by tags, a service's list is the account's firewalls that have a device on it.
+    for (path, dir) in [(&lists[0], "asc"), (&lists[2], "desc")] {
+        let blue = format!(r#"{{"tags": "blue", "+order_by": "label", "+order": "{dir}"}}"#);
+        let page = api.get_filtered(path, &blue).await;
+        assert_eq!(page.ok()["results"], 3, "{path} {blue}");
+        let first = if dir == "asc" { "zz-new-0" } else { "zz-new-2" };
+        assert_eq!(page.body["data"][0]["label"], first, "{path} {blue}");
+    }
+    db_exec(&s, "UPDATE firewalls SET label = 'mid-' || label WHERE label LIKE 'fw-%' AND id % 9 = 2").await;
+    db_exec(&s, "UPDATE firewalls SET updated = '2027-02-02T00:00:00' WHERE label LIKE 'fw-%' AND id % 6 = 1").await;
+    db_exec(&s, &format!("DELETE FROM firewall_devices WHERE instance_id = {iid} AND firewall_id % 10 = 7")).await;
+    let gone = "SELECT id FROM firewalls WHERE id % 13 = 6 AND (label LIKE 'fw-%' OR label LIKE 'mid-fw-%')";
+    db_exec(&s, &format!("DELETE FROM firewall_devices WHERE firewall_id IN ({gone})")).await;
+    db_exec(&s, &format!("DELETE FROM firewalls WHERE id IN ({gone})")).await;
+    let left = db_scalar(&s, &format!("SELECT COUNT(*) FROM firewall_devices WHERE instance_id = {iid}")).await;
+    assert_eq!(api.get(&lists[0]).await.ok()["results"], left);
+    all_agree().await;
+}
+
 /// The four VPC address lists in the orders of region and profile (migration 63): deep pages
 /// located by their fences are the pages skipping finds, in both directions, as interfaces go,
 /// lose their profile (a Linode interface has none: ordered as 0) and move to another VPC.
