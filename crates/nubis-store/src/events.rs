@@ -62,7 +62,7 @@ const INDEXED: &[&str] = &["action", "created", "entity.id", "entity.type", "use
 /// list (past each event the reader marked).
 const FILTERED: &[&str] = &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read"];
 /// Where the list is ordered by `seen` past the budget ([`Store::events_by_seen`]).
-const BY_SEEN: &str = "; order by seen the whole list (not a restricted user's)";
+const BY_MARKS: &str = "; order by seen or read the whole list (not a restricted user's)";
 /// [`FILTERED`] as the filter reads once `read` is written out ([`read_set`]).
 const CONDS: &[&str] =
     &["action", "created", "entity.id", "entity.type", "username", "status", "seen", "read_by", "unread_by"];
@@ -200,6 +200,39 @@ fn marks_first(filter: &Filter) -> bool {
         Some(c) => marks(c),
         None => false,
     }
+}
+
+/// The statement that reads the account's kept count of events (`kept`) and how many of them
+/// are older than the window (`aged`, which the pruner has yet to remove), for the caller to add
+/// more columns to (`, (...) AS name`).
+fn kept_and_aged(viewer: &EventViewer, since: Timestamp) -> Sql {
+    let mut count = Sql::new("SELECT (");
+    push_kept_count(&mut count, viewer.account_id, "events");
+    count.push(") AS kept, (SELECT COUNT(*) FROM events WHERE account_id = ").bind(Val::I64(viewer.account_id));
+    count.push(" AND created < ").bind(Val::Str(since.to_string())).push(") AS aged");
+    count
+}
+
+/// The parts of the page of `page_size` rows at `offset` of a list made of runs of `lens` rows,
+/// one after the other: for each run the page reaches, its index, how many of its rows come
+/// before the page's part of it, and how many rows that part holds.
+fn page_of_runs(lens: &[u64], offset: u64, page_size: u64) -> Vec<(usize, u64, u64)> {
+    let mut parts = Vec::new();
+    let (mut before, mut taken) = (0u64, 0u64);
+    for (run, &n) in lens.iter().enumerate() {
+        let skip = (offset.saturating_add(taken)).saturating_sub(before);
+        before = before.saturating_add(n);
+        let wanted = page_size - taken;
+        if wanted == 0 {
+            break;
+        }
+        if skip < n {
+            let len = wanted.min(n - skip);
+            parts.push((run, skip, len));
+            taken += len;
+        }
+    }
+    parts
 }
 
 /// The start of an insert of events; [`event_values`] gives each row.
@@ -350,9 +383,14 @@ impl Store {
         page_size: u64,
     ) -> Result<(Vec<Event>, u64)> {
         let offset = page.saturating_sub(1).saturating_mul(page_size);
-        if filter.cond.is_none() && !viewer.restricted && filter.order_by.as_deref() == Some("seen") {
+        if filter.cond.is_none() && !viewer.restricted {
             let desc = filter.order == Order::Desc;
-            if let Some(page) = self.events_by_seen(viewer, since, desc, offset, page_size).await? {
+            let page = match filter.order_by.as_deref() {
+                Some("seen") => self.events_by_seen(viewer, since, desc, offset, page_size).await?,
+                Some("read") => self.events_by_read(viewer, since, desc, offset, page_size).await?,
+                _ => None,
+            };
+            if let Some(page) = page {
                 return Ok(page);
             }
         }
@@ -377,7 +415,7 @@ impl Store {
         if !served_apart(filter, COLUMNS, CONDS, INDEXED) {
             let n = self.kept_count(viewer.account_id, "events").await?;
             if n > SCAN_BUDGET {
-                return Err(unserved_noting(n, FILTERED, INDEXED, BY_SEEN));
+                return Err(unserved_noting(n, FILTERED, INDEXED, BY_MARKS));
             }
         }
         // Every event of the account the viewer may see: the kept count less the events past the
@@ -394,11 +432,7 @@ impl Store {
             push_filter_led(&mut count, self.backend(), COLUMNS, filter, led, "e.id DESC").map(|_| count)
         };
         let (total, aged) = if whole || (walked && !viewer.restricted) {
-            let mut count = Sql::new("SELECT (");
-            push_kept_count(&mut count, viewer.account_id, "events");
-            count.push(") AS kept, (SELECT COUNT(*) FROM events WHERE account_id = ").bind(Val::I64(viewer.account_id));
-            count.push(" AND created < ").bind(Val::Str(since.to_string())).push(") AS aged");
-            let row = count.query().fetch_one(self.r()).await?;
+            let row = kept_and_aged(viewer, since).query().fetch_one(self.r()).await?;
             let aged = row.i64("aged")?;
             let marked = if walked {
                 let read = Cond::Field { path: "read".into(), op: CmpOp::Eq, value: true.into() };
@@ -462,11 +496,8 @@ impl Store {
         page_size: u64,
     ) -> Result<Option<(Vec<Event>, u64)>> {
         let account = Val::I64(viewer.account_id);
-        let mut count = Sql::new("SELECT (");
-        push_kept_count(&mut count, viewer.account_id, "events");
-        count.push(") AS kept, (SELECT COUNT(*) FROM events WHERE account_id = ").bind(account.clone());
-        count.push(" AND created < ").bind(Val::Str(since.to_string()));
-        count.push(") AS aged, (SELECT events_seen_upto FROM users WHERE id = ").bind(Val::I64(viewer.user_id));
+        let mut count = kept_and_aged(viewer, since);
+        count.push(", (SELECT events_seen_upto FROM users WHERE id = ").bind(Val::I64(viewer.user_id));
         let row = count.push(") AS upto").query().fetch_one(self.r()).await?;
         if row.i64("aged")? > 0 {
             return Ok(None);
@@ -488,15 +519,8 @@ impl Store {
         };
         let rows = self.account_events(viewer);
         let mut events = Vec::new();
-        let mut before = 0;
-        for (start, n) in runs {
-            let wanted = page_size.saturating_sub(events.len() as u64);
-            let skip = (offset + events.len() as u64).saturating_sub(before);
-            before += n;
-            if wanted == 0 || skip >= n {
-                continue;
-            }
-            let (at, len) = (start + skip, wanted.min(n - skip));
+        for (run, skip, len) in page_of_runs(&runs.map(|(_, n)| n), offset, page_size) {
+            let at = runs[run].0 + skip;
             let deep = if at >= LOCATE_FROM {
                 self.deep_start("events", rows, at, COLUMNS, &by_id, "e.id DESC").await?
             } else {
@@ -510,6 +534,85 @@ impl Store {
             sql.push(SELECT);
             scope_as(&mut sql, viewer, since, if let DeepStart::Led(_) = deep { Reach::Led } else { Reach::Index });
             deep.push_page(&mut sql, COLUMNS, &by_id, "e.id DESC", at, len)?;
+            for r in sql.query().fetch_all(self.r()).await? {
+                events.push(event(&r)?);
+            }
+        }
+        Ok(Some((events, total)))
+    }
+
+    /// One page of every event the viewer may see (not a restricted viewer) in the order of
+    /// `read` (`desc`: reversed), and how many there are; `None` when some of the account's
+    /// events are older than the window, as [`Store::events_by_seen`].
+    ///
+    /// Ties run by id in the order's direction: ascending, the events not read by id, then those
+    /// read by id; descending, those read from the highest id down, then those not read. The
+    /// events read are the reader's marks (`event_reads`, counted and blocked per user by event
+    /// id, migration 81): a deep page of them is located by the marks' block counts and read
+    /// from the marks, then the events by their primary key. The events not read are the
+    /// account's less the marks: a deep page of them is located by the events' block counts less
+    /// the marks', block by block ([`Store::locate_less`]), and read walking the account's events
+    /// from there past the marks.
+    async fn events_by_read(
+        &self,
+        viewer: &EventViewer,
+        since: Timestamp,
+        desc: bool,
+        offset: u64,
+        page_size: u64,
+    ) -> Result<Option<(Vec<Event>, u64)>> {
+        let user = Val::I64(viewer.user_id);
+        let mut count = kept_and_aged(viewer, since);
+        count.push(", (");
+        push_kept_count(&mut count, viewer.user_id, "event_reads");
+        let row = count.push(") AS marks").query().fetch_one(self.r()).await?;
+        if row.i64("aged")? > 0 {
+            return Ok(None);
+        }
+        let total = row.i64("kept")?.max(0) as u64;
+        let read = (row.i64("marks")?.max(0) as u64).min(total);
+        // The runs in the page's order (of the events read or not), and how many each holds.
+        let runs = if desc { [(true, read), (false, total - read)] } else { [(false, total - read), (true, read)] };
+        let dir = if desc { "DESC" } else { "ASC" };
+        let mut events = Vec::new();
+        for (run, skip, len) in page_of_runs(&runs.map(|(_, n)| n), offset, page_size) {
+            let (marked, len) = (runs[run].0, Val::I64(len.min(i64::MAX as u64) as i64));
+            // Where the run's page starts: a block of event ids and the rows of the run before it
+            // there, or the run's first event.
+            let start = match skip {
+                s if s < LOCATE_FROM => None,
+                s if marked => Some(self.locate("event_reads", viewer.user_id, s, desc).await?),
+                s => Some(
+                    self.locate_less(("events", viewer.account_id), ("event_reads", viewer.user_id), s, desc).await?,
+                ),
+            };
+            let (start, skip) = match start {
+                None => (None, skip as i64),
+                Some(None) => break,
+                Some(Some(at)) => (Some(at), at.skip),
+            };
+            let mut sql = Sql::new(SELECT);
+            if marked {
+                scope_as(&mut sql, viewer, since, Reach::Marks);
+                sql.push(" AND e.id IN (SELECT r.event_id FROM event_reads r WHERE r.user_id = ").bind(user.clone());
+                if let Some(at) = start {
+                    at.push_start(&mut sql, "r.event_id", desc);
+                }
+                sql.push(&format!(" ORDER BY r.event_id {dir} LIMIT ")).bind(len).push(" OFFSET ").bind(Val::I64(skip));
+                sql.push(&format!(") ORDER BY e.id {dir}"));
+            } else {
+                // From a block, the account's equality and the block's first id bound one range
+                // of the index on (account, id); from the run's start, the account as a range
+                // leads the order as [`DeepStart::Led`] pages do.
+                scope_as(&mut sql, viewer, since, if start.is_some() { Reach::Index } else { Reach::Led });
+                if let Some(at) = start {
+                    at.push_start(&mut sql, "e.id", desc);
+                }
+                sql.push(" AND NOT EXISTS (SELECT 1 FROM event_reads r WHERE r.user_id = ").bind(user.clone());
+                let lead = if start.is_some() { String::new() } else { format!("e.account_id {dir}, ") };
+                sql.push(&format!(" AND r.event_id = e.id) ORDER BY {lead}e.id {dir} LIMIT "));
+                sql.bind(len).push(" OFFSET ").bind(Val::I64(skip));
+            }
             for r in sql.query().fetch_all(self.r()).await? {
                 events.push(event(&r)?);
             }
@@ -546,6 +649,16 @@ mod tests {
     use super::*;
     use crate::accounts::NewAccount;
     use crate::users::NewUser;
+
+    #[test]
+    fn a_page_takes_the_end_of_one_run_and_the_start_of_the_next() {
+        assert_eq!(page_of_runs(&[5, 3], 0, 4), vec![(0, 0, 4)]);
+        assert_eq!(page_of_runs(&[5, 3], 4, 4), vec![(0, 4, 1), (1, 0, 3)]);
+        assert_eq!(page_of_runs(&[5, 3], 6, 4), vec![(1, 1, 2)]);
+        assert_eq!(page_of_runs(&[5, 3], 8, 4), vec![]);
+        assert_eq!(page_of_runs(&[0, 3], 0, 2), vec![(1, 0, 2)]);
+        assert_eq!(page_of_runs(&[2, 0, 2], 1, 10), vec![(0, 1, 1), (2, 0, 2)]);
+    }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn events_older_than_the_window_are_not_listed() {

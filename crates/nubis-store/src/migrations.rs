@@ -95,6 +95,7 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     migration!(78, "instances_status_id", "0078_instances_status_id.sql"),
     migration!(79, "plain_fields", "0079_plain_fields.sql"),
     migration!(80, "service_firewall_orders", "0080_service_firewall_orders.sql"),
+    migration!(81, "event_reads", "0081_event_reads.sql"),
 ];
 
 impl Store {

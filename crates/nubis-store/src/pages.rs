@@ -457,16 +457,40 @@ impl crate::Store {
                 _ => None,
             });
         }
+        self.walk_blocks(&[(kind, scope_id)], off, desc).await
+    }
+
+    /// [`Store::locate`] in the rows of a list (`kind` in `scope_id`) less those of another kept
+    /// by the same ids (`less`, `(kind, scope id)`), every one of which is a row of the first:
+    /// the block counts of the second are taken from the first's, block by block (an account's
+    /// events less those a reader marked read). Both engines, three statements.
+    pub(crate) async fn locate_less(
+        &self,
+        (kind, scope_id): (&str, i64),
+        less: (&str, i64),
+        offset: u64,
+        desc: bool,
+    ) -> Result<Option<Located>> {
+        self.walk_blocks(&[(kind, scope_id), less], offset.min(i64::MAX as u64) as i64, desc).await
+    }
+
+    /// Walks the block counts from the top level down to the 64-id block that holds the row at
+    /// `off`: the counts of `lists[0]`, less those of the other lists, in each block.
+    async fn walk_blocks(&self, lists: &[(&str, i64)], off: i64, desc: bool) -> Result<Option<Located>> {
         let mut before = 0i64;
         let mut range: Option<i64> = None;
         let mut block = 0i64;
         for level in (1..=LEVELS).rev() {
-            // A block's shards come one after another and are summed here: no grouping.
-            let mut sql = Sql::new("SELECT block, n FROM row_blocks WHERE kind = ");
-            sql.bind(Val::Str(kind.to_string())).push(" AND scope_id = ").bind(Val::I64(scope_id));
-            sql.push(" AND level = ").bind(Val::I64(level));
-            if let Some(lo) = range {
-                sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
+            // A block's shards (and its counts of each list) come one after another in block
+            // order and are summed here: no grouping.
+            let mut sql = Sql::default();
+            for (i, (kind, scope_id)) in lists.iter().enumerate() {
+                sql.push(if i == 0 { "SELECT block, n" } else { " UNION ALL SELECT block, -n" });
+                sql.push(" FROM row_blocks WHERE kind = ").bind(Val::Str(kind.to_string()));
+                sql.push(" AND scope_id = ").bind(Val::I64(*scope_id)).push(" AND level = ").bind(Val::I64(level));
+                if let Some(lo) = range {
+                    sql.push(" AND block >= ").bind(Val::I64(lo)).push(" AND block < ").bind(Val::I64(lo + WIDTH));
+                }
             }
             sql.push(if desc { " ORDER BY block DESC" } else { " ORDER BY block" });
             let blocks = crate::rows::summed_runs(&sql.query().fetch_all(self.r()).await?, "block")?;
